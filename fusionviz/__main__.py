@@ -1,0 +1,5 @@
+import sys
+
+from fusionviz.cli import main
+
+sys.exit(main())

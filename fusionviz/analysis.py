@@ -1,0 +1,174 @@
+"""What a session means: speedups with their spread, break-even, fusion links, and the verdict sentence.
+
+DataFrames and plain values in and out; no drawing (that is `charts`), no torch.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fusionviz.kernels import op_family
+from fusionviz.session import ModeRun, Session
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "mode": "compile mode (eager is the baseline)",
+    "status": "ok, error or not_applicable",
+    "median_ms": "median latency per call, ms",
+    "p10_ms": "10th percentile of the per-repeat means, ms",
+    "p90_ms": "90th percentile of the per-repeat means, ms",
+    "speedup": "eager median / this median (>1 is faster)",
+    "speedup_low": "eager p10 / this p90: the pessimistic end",
+    "speedup_high": "eager p90 / this p10: the optimistic end",
+    "kernels_per_iteration": "device kernels (GPU) or top-level compute calls (CPU) per iteration",
+    "launches_per_iteration": "CUDA launch calls per iteration (GPU only)",
+    "busy_pct": "kernel time / iteration span, percent",
+    "compile_s": "first compiled call, s",
+    "cache": "Inductor FX-graph cache: warm, cold, mixed",
+    "break_even_calls": "calls until compile time is paid back; NaN with a compiled mode: never",
+    "graphs": "compiled graphs (torch._dynamo.explain)",
+    "graph_breaks": "graph breaks",
+    "recompiles": "recompiles during the run",
+}
+
+
+def finalise(session: Session) -> Session:
+    """Fill in each compiled mode's speedup (with spread) and break-even calls against eager."""
+    eager = session.run("eager")
+    base = eager.latency if eager and eager.ok else None
+    for run in session.runs:
+        if not run.ok or run.latency is None or base is None:
+            continue
+        lat = run.latency
+        run.speedup = base.median_ms / lat.median_ms
+        run.speedup_low = base.p10_ms / lat.p90_ms
+        run.speedup_high = base.p90_ms / lat.p10_ms
+        saved_ms = base.median_ms - lat.median_ms
+        if run.mode != "eager" and run.compile is not None:
+            run.break_even_calls = run.compile.first_call_s * 1e3 / saved_ms if saved_ms > 0 else None
+    return session
+
+
+def summary_table(session: Session) -> pd.DataFrame:
+    """One row per mode; columns in SUMMARY_COLUMNS."""
+    rows = []
+    for run in session.runs:
+        lat, summ, comp = run.latency, run.summary, run.compile
+        rows.append({
+            "mode": run.mode, "status": run.status,
+            "median_ms": lat.median_ms if lat else None, "p10_ms": lat.p10_ms if lat else None,
+            "p90_ms": lat.p90_ms if lat else None,
+            "speedup": run.speedup, "speedup_low": run.speedup_low, "speedup_high": run.speedup_high,
+            "kernels_per_iteration": summ.kernels_per_iteration if summ else None,
+            "launches_per_iteration": summ.launches_per_iteration if summ else None,
+            "busy_pct": 100 * summ.busy_fraction if summ and summ.busy_fraction is not None else None,
+            "compile_s": comp.first_call_s if comp else None, "cache": comp.cache if comp else None,
+            "break_even_calls": run.break_even_calls,
+            "graphs": run.graph_count, "graph_breaks": len(run.graph_breaks) if run.mode != "eager" else None,
+            "recompiles": run.recompiles,
+        })
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
+    """The kernels of one profiled iteration (the representative one by default), in launch order."""
+    frame = run.kernel_frame()
+    if iteration is None:
+        iteration = run.summary.representative_iteration if run.summary else 0
+    return frame[frame.iteration == iteration].sort_values("start_us", kind="stable").reset_index(drop=True)
+
+
+LINK_COLUMNS: dict[str, str] = {
+    "eager_index": "row of the eager iteration's kernel table",
+    "compiled_index": "row of the compiled iteration's kernel table",
+    "family": "the op family they share (matmul, layer_norm, gelu...)",
+}
+
+
+def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
+    """Which eager kernels each compiled kernel absorbed, matched by op family in launch order.
+
+    A compiled GEMM takes the next eager GEMM; a fused kernel that names a matmul without being one
+    (Inductor's `addmm_relu` bias epilogue) points back at the GEMM it follows; other ops take the
+    next eager kernel of their family. Eager kernels left unmatched did not map to anything.
+    """
+    by_family: dict[str, list[int]] = {}
+    for i, ops in enumerate(eager.fused_ops):
+        for family in dict.fromkeys(op_family(op) for op in ops):
+            by_family.setdefault(family, []).append(i)
+    taken: dict[str, int] = {}
+    last: dict[str, int] = {}
+    links = []
+    for ci, (ops, kernel_class) in enumerate(zip(compiled.fused_ops, compiled.kernel_class, strict=True)):
+        makes_gemm = kernel_class in ("gemm", "triton_template")
+        for family in dict.fromkeys(op_family(op) for op in ops):
+            candidates = by_family.get(family)
+            if not candidates:
+                continue
+            if family == "matmul" and not makes_gemm and family in last:
+                ei = last[family]
+            elif taken.get(family, 0) < len(candidates):
+                ei = candidates[taken.get(family, 0)]
+                taken[family] = taken.get(family, 0) + 1
+                last[family] = ei
+            elif family in last:
+                ei = last[family]
+            else:
+                continue
+            links.append({"eager_index": ei, "compiled_index": ci, "family": family})
+    return pd.DataFrame(links, columns=list(LINK_COLUMNS))
+
+
+def _ratio_words(speedup: float) -> str:
+    if speedup >= 1.05:
+        return f"{speedup:.1f}x faster than eager"
+    if speedup <= 0.95:
+        return f"{1 / speedup:.1f}x slower than eager"
+    return "about as fast as eager"
+
+
+def verdict(session: Session) -> str:
+    """Plain sentences, computed from the numbers, that say what happened and why."""
+    eager = session.run("eager")
+    if eager is None or not eager.ok or eager.summary is None:
+        return "Eager did not run, so there is nothing to compare against."
+    on_gpu = session.environment.device_kind == "cuda"
+    busy = eager.summary.busy_fraction
+    bound = busy is not None and busy < 0.5
+    sentences = []
+    cuda_graph_faster = [r.mode for r in session.runs
+                         if r.ok and r.mode in ("reduce-overhead", "max-autotune") and (r.speedup or 0) >= 1.05]
+    for run in session.runs:
+        if run.mode == "eager":
+            continue
+        if run.status == "not_applicable":
+            sentences.append(f"{run.mode} is not applicable here: {(run.error or '').splitlines()[0]}.")
+            continue
+        if not run.ok:
+            sentences.append(f"{run.mode} did not run: {(run.error or '').splitlines()[0]}.")
+            continue
+        if run.speedup is None or run.summary is None:
+            continue
+        text = f"{run.mode} is {_ratio_words(run.speedup)} here"
+        causes = []
+        k_e, k_c = eager.summary.kernels_per_iteration, run.summary.kernels_per_iteration
+        if k_c > k_e:
+            causes.append(f"it runs more kernels than eager ({k_e:g} → {k_c:g})")
+        elif k_c < k_e:
+            causes.append(f"fusion cut the kernels from {k_e:g} to {k_c:g}")
+        else:
+            causes.append(f"the kernel count is unchanged ({k_e:g})")
+        if run.speedup < 1.05 and bound:
+            where = "the GPU" if on_gpu else "the CPU's kernels"
+            causes.append(f"the model is launch-bound: {where} {'is' if on_gpu else 'are'} busy "
+                          f"{busy:.0%} of each eager iteration")
+        if run.graph_count and run.graph_count > 1:
+            causes.append(f"the model breaks into {run.graph_count} graphs")
+        if run.break_even_calls is None:
+            causes.append("its compile time is never paid back")
+        else:
+            causes.append(f"its {run.compile.first_call_s:.1f} s compile pays back after "
+                          f"{run.break_even_calls:,.0f} calls" if run.compile else "")
+        sentences.append(text + ": " + "; ".join(c for c in causes if c) + ".")
+    if bound and cuda_graph_faster and on_gpu:
+        sentences.append(f"{' and '.join(cuda_graph_faster)} replay CUDA graphs, which remove the launch gaps.")
+    return " ".join(sentences)

@@ -1,0 +1,169 @@
+"""`python -m fusionviz {models,run,inspect,sweep}`: the CLI maps flags onto the Python API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from fusionviz.catalog import CATALOG
+from fusionviz.config import ConfigError, RunConfig, parse_dynamic, parse_modes
+from fusionviz.session import SessionFileError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fusionviz", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    models = sub.add_parser("models", help="list the model zoo and what each model demonstrates")
+    models.add_argument("--json", action="store_true")
+
+    run = sub.add_parser("run", help="run eager and compiled modes, write a session file")
+    _add_config_flags(run)
+    run.add_argument("--modes", default="eager,default", help="comma-separated: eager,default,reduce-overhead,...")
+    run.add_argument("--cold-compile", action="store_true", help="compile in a fresh process with an empty cache")
+
+    inspect = sub.add_parser("inspect", help="summarise a session file or a torch.profiler Chrome trace")
+    inspect.add_argument("file")
+    inspect.add_argument("--json", action="store_true")
+
+    sweep = sub.add_parser("sweep", help="dynamic vs static shapes over a schedule of sizes")
+    _add_config_flags(sweep)
+    sweep.add_argument("--over", choices=["batch", "seq"], default="batch", help="the dimension that changes")
+    sweep.add_argument("--sizes", default="", help="comma-separated sizes; default: --schedule")
+    sweep.add_argument("--schedule", choices=["increasing", "random"], default="increasing")
+    sweep.add_argument("--calls", type=int, default=12, help="calls in a generated schedule")
+    sweep.add_argument("--strategies", default="static,dynamic,automatic,mark_dynamic,buckets")
+    sweep.add_argument("--buckets", default="", help="bucket sizes for the pad-to-buckets strategy")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "models":
+            return _models(args.json)
+        if args.command == "run":
+            return _run(args)
+        if args.command == "inspect":
+            return _inspect(Path(args.file), args.json)
+        return _sweep(args)
+    except (ConfigError, SessionFileError, FileNotFoundError) as exc:
+        print(f"fusionviz: {exc}", file=sys.stderr)
+        return 2
+
+
+def _add_config_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="a zoo model (see `models`) or package.module:factory")
+    p.add_argument("--dim", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--seq", type=int, default=None, help="sequence length / image side, for models that have one")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--device", default=None, help="cuda:N or cpu (default: the first GPU, else the CPU)")
+    p.add_argument("--pass", dest="pass_", default="inference", choices=["inference", "train"])
+    p.add_argument("--dynamic", default="false", help="true, false or none (torch's automatic default)")
+    p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per mode before the run is stopped")
+    p.add_argument("--out", required=True, help="session file to write (.json or .json.gz)")
+
+
+def _config(args: argparse.Namespace, modes: tuple[str, ...]) -> RunConfig:
+    info = CATALOG.get(args.model)
+    seq = args.seq if args.seq is not None else (info.default_seq if info else None)
+    return RunConfig(model=args.model, dim=args.dim, batch=args.batch, seq=seq, dtype=args.dtype,
+                     device=args.device or default_device(), pass_=args.pass_, modes=modes,
+                     dynamic=parse_dynamic(args.dynamic), repeats=args.repeats, timeout_s=args.timeout,
+                     cold_compile=getattr(args, "cold_compile", False))
+
+
+def default_device() -> str:
+    """The first GPU, else the CPU; asked of nvidia-smi so that the caller need not import torch."""
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=True)
+            if out.stdout.strip().startswith("GPU 0"):
+                return "cuda:0"
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return "cpu"
+
+
+def _models(as_json: bool) -> int:
+    rows = [{"name": i.name, "purpose": i.purpose, "seq": i.seq_label} for i in CATALOG.values()]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            print(f"{r['name']:<{width}}  {r['purpose']}" + (f" [--seq: {r['seq']}]" if r["seq"] else ""))
+    return 0
+
+
+class _Ticker:
+    """Progress on stderr: the stage and the elapsed time."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        print(f"[{time.monotonic() - self.start:7.1f} s] {stage}", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from fusionviz.analysis import summary_table, verdict  # noqa: PLC0415
+    from fusionviz.config import warnings_for  # noqa: PLC0415
+    from fusionviz.runner import run_session  # noqa: PLC0415
+
+    config = _config(args, parse_modes(args.modes))
+    for warning in warnings_for(config):
+        print(f"note: {warning}", file=sys.stderr)
+    session = run_session(config, _Ticker())
+    path = session.save(args.out)
+    table = summary_table(session)
+    print(table.drop(columns=["status"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for run in session.runs:
+        if not run.ok:
+            print(f"{run.mode}: {run.status}: {run.error}", file=sys.stderr)
+    print(verdict(session))
+    print(f"session written to {path}")
+    return 0 if any(r.ok for r in session.runs) else 1
+
+
+def _inspect(path: Path, as_json: bool) -> int:
+    from fusionviz.inspection import inspect_file  # noqa: PLC0415
+
+    report = inspect_file(path)
+    if as_json:
+        print(json.dumps(report))
+        return 0
+    print(f"{report['source']}")
+    for run in report["runs"]:
+        busy = run["gpu_busy_fraction"]
+        print(f"\n{run['label']} on {run['device']}: {run['iterations']} iteration(s), "
+              f"{run['kernels_per_iteration']:g} kernels per iteration"
+              + (f", GPU busy {busy:.0%}" if busy is not None else ""))
+        for k in run["kernels"]:
+            fused = f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""
+            print(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {_clip(k['name'], 90)}{fused}")
+    return 0
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from fusionviz.sweep import SweepRequest, run_sweep_session, summary_frame  # noqa: PLC0415
+
+    config = _config(args, ("eager",))
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else []
+    request = SweepRequest(dimension=args.over, schedule=args.schedule, sizes=sizes, calls=args.calls,
+                           strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
+                           buckets=[int(b) for b in args.buckets.split(",") if b.strip()])
+    session = run_sweep_session(config, request, _Ticker())
+    path = session.save(args.out)
+    print(summary_frame(session).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"session written to {path}")
+    return 0
+

@@ -1,0 +1,155 @@
+"""What a run is asked to do, and the checks that refuse a bad request before any work starts.
+
+This module imports neither torch nor plotly: the app and the CLI validate a configuration in the
+caller's process, and only the worker touches torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+MODES: tuple[str, ...] = (
+    "eager",
+    "default",
+    "reduce-overhead",
+    "max-autotune",
+    "max-autotune-no-cudagraphs",
+)
+COMPILED_MODES: tuple[str, ...] = MODES[1:]
+CUDA_GRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
+AUTOTUNE_MODES: frozenset[str] = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+PASSES: tuple[str, ...] = ("inference", "train")
+DYNAMIC_CHOICES: dict[str, bool | None] = {"false": False, "true": True, "none": None}
+
+# Bounds that catch typos (a batch of 10**9) before they become an out-of-memory error minutes later.
+MAX_DIM = 16384
+MAX_BATCH = 65536
+MAX_SEQ = 16384
+MAX_ELEMENTS_PER_INPUT = 2**31 - 1
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One configuration of the fusion lab: a model, its sizes, and the modes to compare.
+
+    `seq` is the sequence length (or image side, for the conv model) and is ignored by models without
+    one. `dynamic` is passed to `torch.compile` as is (None is torch's own default: static first,
+    dynamic after the first recompile).
+    """
+
+    model: str = "mlp"
+    dim: int = 512
+    batch: int = 256
+    seq: int | None = None
+    dtype: str = "float32"
+    device: str = "cpu"
+    pass_: str = "inference"
+    modes: tuple[str, ...] = ("eager", "default")
+    dynamic: bool | None = False
+    repeats: int = 11
+    warmup_calls: int = 10
+    profile_iterations: int = 3
+    cold_compile: bool = False
+    timeout_s: float = 900.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def with_modes(self, modes: tuple[str, ...]) -> RunConfig:
+        return replace(self, modes=modes)
+
+    def key(self) -> str:
+        """A stable text key for caching results of this configuration."""
+        return (
+            f"{self.model}|{self.dim}|{self.batch}|{self.seq}|{self.dtype}|{self.device}|{self.pass_}|"
+            f"{','.join(self.modes)}|{self.dynamic}|{self.repeats}|{self.warmup_calls}|"
+            f"{self.profile_iterations}|{self.cold_compile}"
+        )
+
+
+def parse_modes(text: str) -> tuple[str, ...]:
+    """`"eager,default"` → `("eager", "default")`, refusing unknown names."""
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
+    return modes
+
+
+def parse_dynamic(text: str) -> bool | None:
+    try:
+        return DYNAMIC_CHOICES[text.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"--dynamic takes true, false or none, not {text!r}") from None
+
+
+def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunConfig:
+    """Refuse sizes and combinations that cannot run, with a message that says what to change.
+
+    Returns the configuration with `modes` ordered as in MODES and `eager` always first, since every
+    comparison is against eager.
+    """
+    if known_models is not None and config.model not in known_models and ":" not in config.model:
+        raise ConfigError(
+            f"unknown model {config.model!r}: choose one of {', '.join(sorted(known_models))}, "
+            "or give your own as package.module:factory"
+        )
+    for name, value, bound in (("dim", config.dim, MAX_DIM), ("batch", config.batch, MAX_BATCH)):
+        if not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{name} must be a positive whole number, not {value!r}")
+        if value > bound:
+            raise ConfigError(f"{name}={value} is beyond this tool's bound of {bound}: choose a smaller {name}")
+    if config.seq is not None:
+        if not isinstance(config.seq, int) or config.seq <= 0:
+            raise ConfigError(f"seq must be a positive whole number, not {config.seq!r}")
+        if config.seq > MAX_SEQ:
+            raise ConfigError(f"seq={config.seq} is beyond this tool's bound of {MAX_SEQ}: choose a shorter sequence")
+    if config.dtype not in DTYPES:
+        raise ConfigError(f"dtype {config.dtype!r} is not supported: choose from {', '.join(DTYPES)}")
+    if config.pass_ not in PASSES:
+        raise ConfigError(f"pass {config.pass_!r} is not supported: choose inference or train")
+    if not (config.device == "cpu" or config.device == "cuda" or config.device.startswith("cuda:")):
+        raise ConfigError(f"device {config.device!r} is not supported: use cpu or cuda:N")
+    if not config.modes:
+        raise ConfigError("no modes chosen: pick at least one compiled mode to compare with eager")
+    unknown = [m for m in config.modes if m not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
+    if config.repeats < 3:
+        raise ConfigError("repeats must be at least 3 so that p10 and p90 mean something")
+    if config.profile_iterations < 1 or config.warmup_calls < 1:
+        raise ConfigError("warmup_calls and profile_iterations must be at least 1")
+    if config.timeout_s <= 0:
+        raise ConfigError("timeout_s must be positive")
+    ordered = ("eager",) + tuple(m for m in COMPILED_MODES if m in config.modes)
+    return replace(config, modes=ordered)
+
+
+def not_applicable_reason(config: RunConfig, mode: str) -> str | None:
+    """Why `mode` cannot run on this configuration's device, or None when it can."""
+    if mode in CUDA_GRAPH_MODES and not config.is_cuda:
+        return (
+            f"{mode} captures CUDA graphs, which do not exist on the CPU; torch would silently run it as "
+            "the default mode, so fusionviz does not run it"
+        )
+    return None
+
+
+def warnings_for(config: RunConfig) -> list[str]:
+    """Things a user should know before starting this run (not errors: the run may proceed)."""
+    notes = []
+    if config.model == "conv_block" and any(m in AUTOTUNE_MODES for m in config.modes):
+        notes.append("max-autotune benchmarks convolution choices, which can take more than 10 minutes; "
+                     "the run stops at its time limit")
+    if any(m in AUTOTUNE_MODES for m in config.modes):
+        notes.append("max-autotune benchmarks many GEMM choices: expect a compile of tens of seconds or more")
+    if not config.is_cuda and config.dtype == "float16":
+        notes.append("float16 on the CPU is slow and not what Inductor's C++ backend is tuned for")
+    return notes

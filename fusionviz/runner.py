@@ -1,0 +1,58 @@
+"""The caller's side of a run: validate, send each mode to the worker, assemble the session.
+
+No torch here: the app and the CLI call `run_session`, and only the worker process imports torch.
+Each mode is its own job, so a crash or an out-of-memory error loses that mode only, and the worker is
+restarted for the next.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Callable
+
+from fusionviz.analysis import finalise
+from fusionviz.catalog import CATALOG
+from fusionviz.config import ConfigError, RunConfig, not_applicable_reason, validate
+from fusionviz.session import Environment, ModeRun, Session, _build
+from fusionviz.worker import Worker, WorkerError
+
+Progress = Callable[[str], None]
+
+
+def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None) -> Session:
+    """Run every mode of `config` in a worker and return the session. Raises ConfigError before any work
+    when the configuration cannot run; errors of single modes are kept in their ModeRun."""
+    config = validate(config, known_models=set(CATALOG))
+    say = progress or (lambda stage: None)
+    own_worker = worker is None or config.cold_compile
+    if config.cold_compile:
+        # A fresh process and an empty Inductor cache directory: nothing compiled before can be reused.
+        cache = tempfile.mkdtemp(prefix="fusionviz-cold-cache-")
+        worker = Worker(cache_dir=cache)
+    elif worker is None:
+        worker = Worker()
+    environment: Environment | None = None
+    runs: list[ModeRun] = []
+    try:
+        for mode in config.modes:
+            reason = not_applicable_reason(config, mode)
+            if reason:
+                runs.append(ModeRun(mode=mode, status="not_applicable", error=reason))
+                continue
+            try:
+                answer = worker.request({"op": "mode", "config": dataclasses.asdict(config), "mode": mode}, say,
+                                        timeout_s=config.timeout_s)
+            except WorkerError as exc:
+                if exc.kind == "config":
+                    raise ConfigError(str(exc)) from None
+                runs.append(ModeRun(mode=mode, status="error", error=str(exc)))
+                continue
+            environment = environment or _build(Environment, answer["environment"])
+            runs.append(_build(ModeRun, answer["run"]))
+    finally:
+        if own_worker:
+            worker.close()
+    session = Session(config=config, environment=environment or Environment(device_kind=config.device),
+                      runs=runs, source="live")
+    return finalise(session)
