@@ -172,3 +172,52 @@ def verdict(session: Session) -> str:
     if bound and cuda_graph_faster and on_gpu:
         sentences.append(f"{' and '.join(cuda_graph_faster)} replay CUDA graphs, which remove the launch gaps.")
     return " ".join(sentences)
+
+
+SWEEP_SUMMARY_COLUMNS: dict[str, str] = {
+    "strategy": "static, dynamic, automatic, mark_dynamic or buckets",
+    "status": "ok or error",
+    "compiles": "successful compiles over the schedule",
+    "compile_total_s": "their total time, s",
+    "recompile_limit_hit": "True when Dynamo gave up and ran the rest in eager",
+    "median_steady_ms": "median over sizes of the steady-state latency, ms",
+    "ratio_vs_static": "median over sizes of (this steady latency / static's at the same size)",
+    "total_s": "wall time of the whole schedule, compiles included, s",
+}
+
+
+def sweep_summary(session: Session) -> pd.DataFrame:
+    """One row per strategy of the session's sweep; columns in SWEEP_SUMMARY_COLUMNS."""
+    if session.sweep is None:
+        return pd.DataFrame(columns=list(SWEEP_SUMMARY_COLUMNS))
+    static = next((s for s in session.sweep.strategies if s.strategy == "static" and s.status == "ok"), None)
+    rows = []
+    for s in session.sweep.strategies:
+        steady = list(s.steady_ms_by_size.values())
+        ratios = [v / static.steady_ms_by_size[k] for k, v in s.steady_ms_by_size.items()
+                  if static and k in static.steady_ms_by_size and static.steady_ms_by_size[k] > 0]
+        rows.append({
+            "strategy": s.strategy, "status": s.status, "compiles": s.compiles,
+            "compile_total_s": s.compile_total_s, "recompile_limit_hit": s.recompile_limit_hit,
+            "median_steady_ms": float(pd.Series(steady).median()) if steady else None,
+            "ratio_vs_static": float(pd.Series(ratios).median()) if ratios else None,
+            "total_s": sum(c.latency_ms for c in s.calls) / 1e3,
+        })
+    return pd.DataFrame(rows, columns=list(SWEEP_SUMMARY_COLUMNS))
+
+
+def sweep_calls(session: Session) -> pd.DataFrame:
+    """Every call of every strategy, with the cumulative time: where each strategy starts to win."""
+    columns = ["strategy", "index", "size", "latency_ms", "compiled", "compile_s", "fell_back_to_eager",
+               "cumulative_s"]
+    if session.sweep is None:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for s in session.sweep.strategies:
+        total = 0.0
+        for c in s.calls:
+            total += c.latency_ms / 1e3
+            rows.append({"strategy": s.strategy, "index": c.index, "size": c.size, "latency_ms": c.latency_ms,
+                         "compiled": c.compiled, "compile_s": c.compile_s,
+                         "fell_back_to_eager": c.fell_back_to_eager, "cumulative_s": total})
+    return pd.DataFrame(rows, columns=columns)

@@ -154,16 +154,19 @@ def _clip(text: str, width: int) -> str:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from fusionviz.sweep import SweepRequest, run_sweep_session, summary_frame  # noqa: PLC0415
+    from fusionviz.analysis import sweep_summary  # noqa: PLC0415
+    from fusionviz.config import SweepRequest  # noqa: PLC0415
+    from fusionviz.runner import run_sweep_session  # noqa: PLC0415
 
     config = _config(args, ("eager",))
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else []
-    request = SweepRequest(dimension=args.over, schedule=args.schedule, sizes=sizes, calls=args.calls,
+    request = SweepRequest(dimension=args.over, schedule="list" if sizes else args.schedule, sizes=sizes,
+                           calls=args.calls,
                            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
                            buckets=[int(b) for b in args.buckets.split(",") if b.strip()])
     session = run_sweep_session(config, request, _Ticker())
     path = session.save(args.out)
-    print(summary_frame(session).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(sweep_summary(session).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"session written to {path}")
     return 0
 

@@ -153,3 +153,69 @@ def warnings_for(config: RunConfig) -> list[str]:
     if not config.is_cuda and config.dtype == "float16":
         notes.append("float16 on the CPU is slow and not what Inductor's C++ backend is tuned for")
     return notes
+
+
+SWEEP_STRATEGIES: dict[str, str] = {
+    "static": "dynamic=False: one compile per new shape, until the recompile limit sends the rest to eager",
+    "dynamic": "dynamic=True: sizes are symbols from the first compile",
+    "automatic": "dynamic=None (torch's default): static first, dynamic after the first recompile",
+    "mark_dynamic": "torch._dynamo.mark_dynamic on the swept dimension of each input",
+    "buckets": "inputs padded up to the next bucket size, compiled statically: only the buckets compile",
+}
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """A shape sweep: which dimension changes, over which sizes, under which strategies.
+
+    `schedule` is "increasing", "random" or "list" (then `sizes` is the list); generated schedules
+    have `calls` calls with sizes up to the configuration's batch (or seq).
+    """
+
+    dimension: str = "batch"
+    schedule: str = "increasing"
+    sizes: list[int] = field(default_factory=list)
+    calls: int = 12
+    strategies: list[str] = field(default_factory=lambda: list(SWEEP_STRATEGIES))
+    buckets: list[int] = field(default_factory=list)
+    steady_repeats: int = 5
+
+
+MAX_SWEEP_CALLS = 64
+
+
+def sweep_sizes(config: RunConfig, request: SweepRequest) -> list[int]:
+    """The sizes of each call, validated; generated schedules are deterministic (seeded)."""
+    if request.dimension not in ("batch", "seq"):
+        raise ConfigError("a sweep runs over batch or seq")
+    if request.dimension == "seq" and config.seq is None:
+        raise ConfigError(f"{config.model} has no sequence length: sweep over batch instead")
+    unknown = [s for s in request.strategies if s not in SWEEP_STRATEGIES]
+    if unknown or not request.strategies:
+        raise ConfigError(f"choose strategies from {', '.join(SWEEP_STRATEGIES)}" +
+                          (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    top = config.batch if request.dimension == "batch" else (config.seq or 1)
+    if request.schedule == "list" or request.sizes:
+        sizes = list(request.sizes)
+    elif request.schedule == "increasing":
+        sizes = [max(1, round(top * (i + 1) / request.calls)) for i in range(request.calls)]
+    elif request.schedule == "random":
+        import random  # noqa: PLC0415
+
+        rng = random.Random(0)
+        sizes = [rng.randint(max(1, top // 8), top) for _ in range(request.calls)]
+    else:
+        raise ConfigError(f"unknown schedule {request.schedule!r}: increasing, random or list")
+    if not sizes or len(sizes) > MAX_SWEEP_CALLS:
+        raise ConfigError(f"a sweep takes 1 to {MAX_SWEEP_CALLS} calls, not {len(sizes)}")
+    bound = MAX_BATCH if request.dimension == "batch" else MAX_SEQ
+    if any(not isinstance(s, int) or s <= 0 or s > bound for s in sizes):
+        raise ConfigError(f"sweep sizes must be whole numbers from 1 to {bound}")
+    return sizes
+
+
+def bucket_sizes(sizes: list[int], buckets: list[int]) -> list[int]:
+    """The buckets to pad to: the given ones, or powers of two covering the sizes."""
+    if buckets:
+        return sorted(set(buckets))
+    return sorted({1 << max(0, (s - 1).bit_length()) for s in sizes})

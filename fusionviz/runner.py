@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from fusionviz.analysis import finalise
 from fusionviz.catalog import CATALOG
-from fusionviz.config import ConfigError, RunConfig, not_applicable_reason, validate
-from fusionviz.session import Environment, ModeRun, Session, _build
+from fusionviz.config import ConfigError, RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
+from fusionviz.session import Environment, ModeRun, Session, Sweep, _build
 from fusionviz.worker import Worker, WorkerError
 
 Progress = Callable[[str], None]
@@ -56,3 +56,24 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
     session = Session(config=config, environment=environment or Environment(device_kind=config.device),
                       runs=runs, source="live")
     return finalise(session)
+
+
+def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progress | None = None,
+                      worker: Worker | None = None) -> Session:
+    """Run a shape sweep in a worker and return a session holding it (no per-mode runs)."""
+    config = validate(config, known_models=set(CATALOG))
+    sweep_sizes(config, request)  # refuse a bad schedule here, before the worker starts
+    own_worker = worker is None
+    worker = worker or Worker()
+    try:
+        answer = worker.request({"op": "sweep", "config": dataclasses.asdict(config),
+                                 "sweep": dataclasses.asdict(request)}, progress, timeout_s=config.timeout_s)
+    except WorkerError as exc:
+        if exc.kind == "config":
+            raise ConfigError(str(exc)) from None
+        raise
+    finally:
+        if own_worker:
+            worker.close()
+    return Session(config=config, environment=_build(Environment, answer["environment"]), runs=[],
+                   sweep=_build(Sweep, answer["sweep"]), source="live")

@@ -1,0 +1,635 @@
+"""Plotly figures of a session: kernel timeline, fusion collapse, latency and per-mode metrics.
+
+Each figure has a `prepare_*` step (DataFrames in, DataFrames out; pure and tested) and a `*_figure`
+step that only draws. Nothing here imports streamlit, so the same figures serve the app, notebooks and
+exported reports. Sizes and fonts come from a frozen `ChartSettings`, never from module state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from fusionviz.analysis import fusion_links, iteration_kernels, summary_table
+from fusionviz.config import RunConfig
+from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name, op_family
+from fusionviz.session import Environment, ModeRun, Session, SessionFileError, read_json_bytes
+from fusionviz.trace import TraceError, parse_trace
+
+# One fixed colour per kernel class, so a class looks the same in every figure and every session.
+CLASS_COLOURS: dict[str, str] = {
+    "gemm": "#4C78A8",
+    "triton_pointwise": "#F58518",
+    "triton_reduction": "#E45756",
+    "triton_template": "#B279A2",
+    "cpp_fused": "#54A24B",
+    "aten": "#9D755D",
+    "copy": "#BAB0AC",
+    "other": "#EECA3B",
+}
+CPU_COLOURS: dict[str, str] = {"op": "#8F8F8F", "launch": "#3A3A3A", "graph_call": "#2F5D8A"}
+REGION_FILL = "rgba(76, 120, 168, 0.16)"
+BREAK_COLOUR = "#D62728"
+COMPILED_REGION = "Torch-Compiled Region"
+
+
+@dataclass(frozen=True)
+class ChartSettings:
+    """Fonts and sizes. `presentation()` gives the large-font variant for talks and projectors."""
+
+    font_size: int = 13
+    title_size: int = 16
+    lane_px: int = 96  # height of one mode's block (kernel lane + CPU lane) on the timeline
+    chart_px: int = 380  # height of the other charts
+    label_chars: int = 22  # kernel names longer than this are cut in box labels
+
+    @classmethod
+    def presentation(cls) -> ChartSettings:
+        return cls(font_size=22, title_size=30, lane_px=170, chart_px=640, label_chars=16)
+
+
+DEFAULT_SETTINGS = ChartSettings()
+
+
+def _style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": settings.title_size}},
+        font={"size": settings.font_size},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 60 + settings.title_size, "b": 40},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
+        hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+# ---- opening files: a fusionviz session or a plain torch.profiler trace, drawn the same way ----
+
+def session_from_trace(parsed_data: Any, label: str) -> Session:
+    """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
+    with the same timeline, table and statistics as a fusionviz run. Raises TraceError."""
+    parsed = parse_trace(parsed_data)
+    run = ModeRun(
+        mode=label, summary=parsed.summary,
+        kernels=parsed.kernels.to_dict("records"), cpu_ops=parsed.cpu_ops.to_dict("records"),
+    )
+    environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)
+    return Session(config=RunConfig(model=label, device="cpu"), environment=environment, runs=[run],
+                   source="trace", label=label)
+
+
+def open_file(raw: bytes, name: str) -> Session:
+    """A session file or a Chrome trace (either may be gzipped), as a Session. Raises SessionFileError."""
+    data = read_json_bytes(raw, name)
+    if isinstance(data, dict) and data.get("kind") == "fusionviz.session":
+        session = Session.from_dict(data)
+        session.source = "recorded"
+        session.label = session.label or name
+        return session
+    try:
+        return session_from_trace(data, trace_label(name))
+    except TraceError as exc:
+        raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
+
+
+def trace_label(name: str) -> str:
+    """`run.pt.trace.json.gz` → `run.pt.trace`: the label a trace's lane gets."""
+    base = name.rsplit("/", 1)[-1]
+    for suffix in (".gz", ".json"):
+        base = base.removesuffix(suffix)
+    return base
+
+
+def source_line(session: Session) -> str:
+    """Where the data on screen came from, in one line."""
+    env = session.environment
+    if session.source == "live":
+        return f"Live on this machine: {env.device_name or session.config.device}, torch {env.torch_version}"
+    if session.source == "trace":
+        return f"torch.profiler trace {session.label} ({env.device_kind})"
+    date = env.captured_at[:16].replace("T", " ")
+    return f"Recorded session: {env.device_name or env.device_kind}, torch {env.torch_version}, {date}"
+
+
+# ---- kernel timeline ----
+
+TIMELINE_COLUMNS: dict[str, str] = {
+    "mode": "the mode (lane) the bar belongs to",
+    "lane": "'kernel', 'cpu', 'graph_call' or 'region'",
+    "y": "vertical position (mode blocks top to bottom)",
+    "row": "row of the mode's kernel table (kernel lane) or CPU op table (others)",
+    "iteration": "profiled iteration",
+    "name": "full name",
+    "kind": "kernel class on the kernel lane; CPU op category otherwise",
+    "start_us": "start in µs on the shared axis",
+    "dur_us": "duration in µs",
+    "grid": "launch grid",
+    "block": "thread block",
+    "input_shapes": "input shapes of the launching op",
+    "fused_ops": "source ops, comma separated",
+}
+_KERNEL_Y, _CPU_Y, _CALL_Y, _REGION_Y = 0.0, 0.62, 0.86, 0.36
+_KERNEL_W, _CPU_W, _CALL_W, _REGION_W = 0.7, 0.3, 0.12, 1.3
+BLOCK = 1.6  # vertical distance between two modes' blocks
+
+
+def drawable_runs(session: Session) -> list[ModeRun]:
+    """The runs that have kernels to draw, in session order (eager first)."""
+    return [r for r in session.runs if r.ok and r.summary is not None]
+
+
+def _iteration_offsets(kernels: pd.DataFrame, cpu: pd.DataFrame, iterations: list[int]) -> dict[int, float]:
+    """Where each iteration starts when iterations are laid end to end: after the previous one's last event."""
+    offsets, cursor = {}, 0.0
+    for it in iterations:
+        offsets[it] = cursor
+        ends = [(f.start_us + f.dur_us)[f.iteration == it].max() for f in (kernels, cpu)]
+        cursor += max([e for e in ends if pd.notna(e)] + [0.0])
+    return offsets
+
+
+def _cpu_lane(category: str, name: str) -> str:
+    """Ops and launches share the CPU lane; a compiled region shades the block; a graph call is a strip."""
+    if category != "region":
+        return "cpu"
+    return "region" if name.startswith(COMPILED_REGION) else "graph_call"
+
+
+def prepare_timeline(session: Session, all_iterations: bool = False) -> pd.DataFrame:
+    """Bars of the timeline: kernels, CPU ops, graph calls and compiled regions of each drawable mode.
+
+    One steady iteration per mode (its representative one) by default; with `all_iterations` every
+    profiled iteration, laid end to end.
+    """
+    frames = []
+    for block, run in enumerate(drawable_runs(session)):
+        assert run.summary is not None
+        kernels, cpu = run.kernel_frame(), run.cpu_op_frame()
+        iterations = sorted(set(kernels.iteration) | set(cpu.iteration)) if all_iterations else [
+            run.summary.representative_iteration]
+        offsets = _iteration_offsets(kernels, cpu, iterations)
+        y0 = block * BLOCK
+        k = kernels[kernels.iteration.isin(iterations)]
+        frames.append(pd.DataFrame({
+            "mode": run.mode, "lane": "kernel", "y": y0 + _KERNEL_Y, "row": k.index,
+            "iteration": k.iteration, "name": k.name, "kind": k.kernel_class,
+            "start_us": k.start_us + k.iteration.map(offsets), "dur_us": k.dur_us,
+            "grid": k.grid, "block": k.block, "input_shapes": k.input_shapes,
+            "fused_ops": k.fused_ops.map(lambda ops: ", ".join(ops)),
+        }))
+        c = cpu[cpu.iteration.isin(iterations)]
+        lane = pd.Series([_cpu_lane(cat, name) for cat, name in zip(c.category, c.name, strict=True)],
+                         index=c.index, dtype=object)
+        y = lane.map({"cpu": _CPU_Y, "graph_call": _CALL_Y, "region": _REGION_Y}) + y0
+        frames.append(pd.DataFrame({
+            "mode": run.mode, "lane": lane, "y": y, "row": c.index, "iteration": c.iteration, "name": c.name,
+            "kind": c.category, "start_us": c.start_us + c.iteration.map(offsets), "dur_us": c.dur_us,
+            "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
+        }))
+    if not frames:
+        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+    return pd.concat(frames, ignore_index=True)[list(TIMELINE_COLUMNS)]
+
+
+def prepare_breaks(session: Session, bars: pd.DataFrame) -> pd.DataFrame:
+    """Graph-break markers: the end of every compiled region that another region follows in the same
+    iteration, with the break's reason where Dynamo reported one (breaks are listed in program order)."""
+    rows = []
+    for run in drawable_runs(session):
+        regions = bars[(bars["mode"] == run.mode) & (bars.lane == "region")].sort_values("start_us")
+        for _, group in regions.groupby("iteration"):
+            for i, (_, region) in enumerate(group.iloc[:-1].iterrows()):
+                brk = run.graph_breaks[i] if i < len(run.graph_breaks) else None
+                rows.append({"mode": run.mode, "y": region.y - _REGION_W / 2,
+                             "x_us": region.start_us + region.dur_us,
+                             "reason": brk.reason if brk else "the compiled region ends here; eager code follows",
+                             "where": brk.user_frame if brk else ""})
+    return pd.DataFrame(rows, columns=["mode", "y", "x_us", "reason", "where"])
+
+
+_KERNEL_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · %{customdata[7]}<br>"
+                 "duration %{x:.1f} µs, start %{base:.1f} µs<br>grid %{customdata[3]}  block %{customdata[4]}"
+                 "<br>inputs %{customdata[5]}<br>fused ops: %{customdata[6]}<extra></extra>")
+_CPU_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · CPU %{customdata[7]}<br>"
+              "duration %{x:.1f} µs, start %{base:.1f} µs<extra></extra>")
+
+
+def _bar(rows: pd.DataFrame, name: str, colour: str, width: float, hover: str, *, legend: bool = True,
+         line: str | None = None) -> go.Bar:
+    # customdata[0:2] = (mode, row): the app maps a clicked bar back to its kernel through these.
+    custom = rows[["mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind"]].to_numpy(
+        dtype=object)
+    return go.Bar(
+        base=rows.start_us.to_numpy(), x=rows.dur_us.to_numpy(), y=rows.y.to_numpy(), orientation="h",
+        width=width, name=name, marker={"color": colour, "line": {"width": 0.6 if line else 0, "color": line}},
+        customdata=custom, hovertemplate=hover, showlegend=legend, legendgroup=name,
+    )
+
+
+def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSettings = DEFAULT_SETTINGS,
+                    title: str | None = None) -> go.Figure:
+    """One block per mode, eager on top: kernels coloured by class, a thin CPU lane under them, compiled
+    regions shaded and graph breaks marked, on one numeric µs axis shared by all modes."""
+    fig = go.Figure()
+    regions = bars[bars.lane == "region"]
+    if len(regions):
+        fig.add_trace(_bar(regions, "compiled region", REGION_FILL, _REGION_W, _CPU_HOVER))
+    kernels = bars[bars.lane == "kernel"]
+    for kernel_class in KERNEL_CLASSES:
+        rows = kernels[kernels.kind == kernel_class]
+        if len(rows):
+            fig.add_trace(_bar(rows, kernel_class, CLASS_COLOURS[kernel_class], _KERNEL_W, _KERNEL_HOVER,
+                               line="white"))
+    for category in ("op", "launch"):
+        rows = bars[(bars.lane == "cpu") & (bars.kind == category)]
+        if len(rows):
+            fig.add_trace(_bar(rows, f"CPU {category}", CPU_COLOURS[category], _CPU_W, _CPU_HOVER, line="white"))
+    calls = bars[bars.lane == "graph_call"]
+    if len(calls):
+        fig.add_trace(_bar(calls, "compiled graph call", CPU_COLOURS["graph_call"], _CALL_W, _CPU_HOVER))
+    breaks = prepare_breaks(session, bars)
+    if len(breaks):
+        fig.add_trace(go.Scatter(
+            x=breaks.x_us, y=breaks.y, mode="markers", name="graph break",
+            marker={"symbol": "x-thin", "size": 14, "color": BREAK_COLOUR, "line": {"width": 3, "color": BREAK_COLOUR}},
+            customdata=breaks[["reason", "where"]].to_numpy(dtype=object),
+            hovertemplate="<b>graph break</b><br>%{customdata[0]}<br>%{customdata[1]}<extra></extra>",
+        ))
+        for x in breaks.x_us:
+            fig.add_vline(x=x, line={"color": BREAK_COLOUR, "width": 1, "dash": "dot"})
+    runs = drawable_runs(session)
+    ticks = [b * BLOCK + y for b in range(len(runs)) for y in (_KERNEL_Y, _CPU_Y)]
+    labels = [text for r in runs for text in (f"<b>{r.mode}</b>", "CPU")]
+    fig.update_yaxes(tickvals=ticks, ticktext=labels, autorange="reversed", showgrid=False, zeroline=False,
+                     range=[len(runs) * BLOCK - 0.5, -0.6])
+    fig.update_xaxes(title_text="µs from the start of the iteration", showgrid=True, gridcolor="#EEEEEE",
+                     rangemode="tozero")
+    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select", dragmode="zoom")
+    text = title or "Kernel timeline: one steady iteration per mode"
+    return _style(fig, settings, text, 150 + settings.title_size + settings.lane_px * max(len(runs), 1))
+
+
+def selected_kernel(points: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """The (mode, kernel row) of the first clicked kernel bar in a Plotly selection, if any."""
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, list) and len(custom) >= 8 and custom[7] in CLASS_COLOURS:
+            return str(custom[0]), int(custom[1])
+    return None
+
+
+# ---- fusion collapse: eager kernels, the compiled kernels that absorbed them, and links between ----
+
+COLLAPSE_COLUMNS: dict[str, str] = {
+    "side": "'eager' or 'compiled'",
+    "index": "row of that side's iteration kernel table",
+    "x": "horizontal slot",
+    "name": "kernel name",
+    "kernel_class": "kernel class",
+    "dur_us": "duration, µs",
+    "links": "how many kernels of the other side it is linked to",
+    "role": "eager: 'fused' (absorbed with others), 'kept' (one-to-one) or 'unmatched'; compiled: "
+            "'fusion' (absorbed several), 'kept' (one eager kernel), 'new' (no eager counterpart)",
+}
+
+
+def _complete_links(eager: pd.DataFrame, compiled: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
+    """Add the eager kernels `fusion_links` leaves unmatched because Inductor names each op once
+    (`cpp_fused_add_mul_0` may absorb five muls): each goes to the compiled kernel covering its op family
+    whose already linked eager kernels are nearest to it in launch order."""
+    families = [{op_family(op) for op in ops} for ops in compiled.fused_ops]
+    anchor = {ci: float(group.eager_index.mean()) for ci, group in links.groupby("compiled_index")}
+    linked = set(links.eager_index)
+    extra = []
+    for ei, ops in enumerate(eager.fused_ops):
+        if ei in linked:
+            continue
+        for family in dict.fromkeys(op_family(op) for op in ops):
+            covering = [ci for ci, fams in enumerate(families) if family in fams]
+            if covering:
+                ci = min(covering, key=lambda c: abs(anchor.get(c, float(ei)) - ei))
+                extra.append({"eager_index": ei, "compiled_index": ci, "family": family})
+                break
+    if not extra:
+        return links
+    return pd.concat([links, pd.DataFrame(extra, columns=links.columns)], ignore_index=True)
+
+
+def prepare_collapse(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode.
+
+    Eager kernels sit in launch order on slots 0, 1, 2…; each compiled kernel sits over the mean slot of
+    the eager kernels it absorbed (kept in launch order, at least one slot apart), so links run nearly
+    straight down and a fusion reads as several lines meeting in one box.
+    """
+    ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
+    links = _complete_links(ek, ck, fusion_links(ek, ck))
+    per_compiled = links.groupby("compiled_index").eager_index.apply(list).to_dict()
+    eager_degree = links.groupby("eager_index").compiled_index.nunique().to_dict()
+    fused_eager = {e for c, es in per_compiled.items() if len(set(es)) > 1 for e in es}
+    xs: list[float] = []
+    for ci in range(len(ck)):
+        targets = per_compiled.get(ci)
+        want = sum(targets) / len(targets) if targets else (xs[-1] + 1 if xs else 0.0)
+        xs.append(max(want, xs[-1] + 1) if xs else want)
+
+    def eager_role(i: int) -> str:
+        return "fused" if i in fused_eager else ("kept" if i in eager_degree else "unmatched")
+
+    def compiled_role(i: int) -> str:
+        absorbed = set(per_compiled.get(i, []))
+        return "fusion" if len(absorbed) > 1 else ("kept" if absorbed else "new")
+
+    nodes = pd.concat([
+        pd.DataFrame({"side": "eager", "index": range(len(ek)), "x": [float(i) for i in range(len(ek))],
+                      "name": ek.name, "kernel_class": ek.kernel_class, "dur_us": ek.dur_us,
+                      "links": [eager_degree.get(i, 0) for i in range(len(ek))],
+                      "role": [eager_role(i) for i in range(len(ek))]}),
+        pd.DataFrame({"side": "compiled", "index": range(len(ck)), "x": xs, "name": ck.name,
+                      "kernel_class": ck.kernel_class, "dur_us": ck.dur_us,
+                      "links": [len(set(per_compiled.get(i, []))) for i in range(len(ck))],
+                      "role": [compiled_role(i) for i in range(len(ck))]}),
+    ], ignore_index=True)
+    return nodes[list(COLLAPSE_COLUMNS)], links
+
+
+def collapse_title(eager: ModeRun, compiled: ModeRun) -> str:
+    """Says what happened to the kernel count; warns when the compiled mode runs more kernels."""
+    n_e, n_c = len(iteration_kernels(eager)), len(iteration_kernels(compiled))
+    if n_c > n_e:
+        return f"⚠ {compiled.mode} runs MORE kernels than eager: {n_e} → {n_c} per iteration"
+    if n_c == n_e:
+        return f"{compiled.mode}: {n_e} → {n_c} kernels per iteration, nothing fused away"
+    return f"{compiled.mode}: {n_e} eager kernels collapse into {n_c} per iteration"
+
+
+_Y_EAGER, _Y_COMPILED = 1.0, 0.0
+_ROLE_STYLE = {  # compiled-node outline: a fusion stands out, a kernel kept one-to-one (e.g. a GEMM) does not
+    "fusion": {"width": 3, "color": "black"},
+    "kept": {"width": 1, "color": "#999999"},
+    "new": {"width": 2, "color": BREAK_COLOUR},
+    "fused": {"width": 1, "color": "#555555"},
+    "unmatched": {"width": 2, "color": BREAK_COLOUR},
+}
+
+
+def _label(name: str, settings: ChartSettings) -> str:
+    text = name.removeprefix("aten::")
+    return text if len(text) <= settings.label_chars else text[: settings.label_chars - 1] + "…"
+
+
+def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str) -> go.Scatter:
+    return go.Scatter(
+        x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False,
+        text=[_label(n, settings) for n in nodes.name],
+        textposition="top center" if y == _Y_EAGER else "bottom center",
+        marker={"symbol": "square", "size": settings.font_size * 2.4,
+                "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
+                "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
+                         "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
+        customdata=nodes[["name", "kernel_class", "dur_us", "role"]].to_numpy(dtype=object),
+        hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}, %{customdata[2]:.1f} µs<br>"
+                      "%{customdata[3]}<extra></extra>",
+    )
+
+
+def _class_legend(fig: go.Figure, classes: list[str]) -> None:
+    for kernel_class in KERNEL_CLASSES:
+        if kernel_class in classes:
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,
+                                     marker={"symbol": "square", "size": 12, "color": CLASS_COLOURS[kernel_class]},
+                                     hoverinfo="skip"))
+
+
+def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Eager kernels on the top row, the compiled mode's on the bottom row, a line from each eager kernel to
+    the compiled kernel that absorbed it. Fusions get a bold outline; kernels kept one-to-one a thin one."""
+    nodes, links = prepare_collapse(eager, compiled)
+    e, c = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"].reset_index(drop=True)
+    fig = go.Figure()
+    for style, dash in (("fusion", "solid"), ("kept", "dot")):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for link in links.itertuples():
+            if c.role[link.compiled_index] != style:
+                continue
+            xs += [float(e.x.iloc[link.eager_index]), float(c.x[link.compiled_index]), None]
+            ys += [_Y_EAGER, _Y_COMPILED, None]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip",
+                                     name="fused into" if style == "fusion" else "kept as is",
+                                     line={"color": "#333333" if style == "fusion" else "#AAAAAA", "width": 2,
+                                           "dash": dash}))
+    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager"))
+    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, compiled.mode))
+    _class_legend(fig, list(nodes.kernel_class))
+    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
+    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
+    return _style(fig, settings, collapse_title(eager, compiled), settings.chart_px)
+
+
+def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS,
+                       steps: int = 12) -> go.Figure:
+    """The collapse as a movie: eager kernels slide down into the compiled kernel that absorbed them and
+    merge, then the compiled kernels appear. Play button and slider, for talks."""
+    nodes, links = prepare_collapse(eager, compiled)
+    e = nodes[nodes.side == "eager"].reset_index(drop=True)
+    c = nodes[nodes.side == "compiled"].reset_index(drop=True)
+    target = links.groupby("eager_index").compiled_index.first().to_dict()
+    end_x = [float(c.x[target[i]]) if i in target else float(e.x[i]) for i in range(len(e))]
+    end_y = [_Y_COMPILED if i in target else _Y_EAGER for i in range(len(e))]
+
+    def state(t: float) -> list[go.Scatter]:
+        # Eager boxes move (ease-in-out) and fade out as they arrive; compiled boxes fade in at the end.
+        s = 0.5 - 0.5 * math.cos(math.pi * t)
+        moving = e.assign(x=[x0 + (x1 - x0) * s for x0, x1 in zip(e.x, end_x, strict=True)])
+        eager_trace = _node_trace(moving, _Y_EAGER, settings, "eager")
+        eager_trace.y = [_Y_EAGER + (y1 - _Y_EAGER) * s for y1 in end_y]
+        eager_trace.marker.opacity = [1.0 if i not in target else max(0.0, 1 - max(0.0, t - 0.8) * 5)
+                                      for i in range(len(e))]
+        eager_trace.text = [n if t < 0.5 else "" for n in eager_trace.text]
+        compiled_trace = _node_trace(c, _Y_COMPILED, settings, compiled.mode)
+        compiled_trace.marker.opacity = min(1.0, max(0.0, (t - 0.7) / 0.3))
+        compiled_trace.text = [n if t >= 0.85 else "" for n in compiled_trace.text]
+        return [eager_trace, compiled_trace]
+
+    times = [i / steps for i in range(steps + 1)]
+    fig = go.Figure(data=state(0.0), frames=[go.Frame(data=state(t), name=f"{t:.2f}") for t in times])
+    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
+    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
+    play = {"frame": {"duration": 120, "redraw": True}, "transition": {"duration": 100}, "fromcurrent": False}
+    fig.update_layout(
+        updatemenus=[{"type": "buttons", "showactive": False, "x": 0, "y": -0.08, "xanchor": "left",
+                      "buttons": [{"label": "▶ play", "method": "animate", "args": [None, play]},
+                                  {"label": "⟲ eager", "method": "animate",
+                                   "args": [[f"{times[0]:.2f}"], {"mode": "immediate",
+                                                                  "frame": {"duration": 0, "redraw": True}}]}]}],
+        sliders=[{"x": 0.2, "len": 0.8, "y": -0.02, "currentvalue": {"visible": False},
+                  "steps": [{"label": "", "method": "animate",
+                             "args": [[f"{t:.2f}"], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}]}
+                            for t in times]}],
+    )
+    return _style(fig, settings, f"From eager to {compiled.mode}: {collapse_title(eager, compiled)}",
+                  settings.chart_px + 60)
+
+
+# ---- latency and per-mode metrics ----
+
+def prepare_latency(session: Session) -> pd.DataFrame:
+    """The summary table's rows that have a latency, with error-bar lengths and a speedup label."""
+    table = summary_table(session)
+    table = table[table.median_ms.notna()].reset_index(drop=True)
+    table["err_plus"] = table.p90_ms - table.median_ms
+    table["err_minus"] = table.median_ms - table.p10_ms
+    table["label"] = [
+        "baseline" if mode == "eager" else (f"{s:.2f}× vs eager" if pd.notna(s) else "")
+        for mode, s in zip(table["mode"], table.speedup, strict=True)
+    ]
+    return table
+
+
+def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Median latency per call for each mode with its p10–p90 spread, speedup vs eager written on the bar."""
+    table = prepare_latency(session)
+    colours = ["#7F7F7F" if m == "eager" else ("#54A24B" if (s or 0) >= 1 else "#E45756")
+               for m, s in zip(table["mode"], table.speedup.fillna(0), strict=True)]
+    fig = go.Figure(go.Bar(
+        x=table["mode"], y=table.median_ms, marker_color=colours, text=table.label, textposition="outside",
+        error_y={"type": "data", "symmetric": False, "array": table.err_plus, "arrayminus": table.err_minus,
+                 "color": "#333333", "thickness": 1.5},
+        customdata=table[["p10_ms", "p90_ms"]].to_numpy(),
+        hovertemplate="<b>%{x}</b><br>median %{y:.4f} ms<br>p10 %{customdata[0]:.4f} · p90 %{customdata[1]:.4f}"
+                      "<extra></extra>",
+        cliponaxis=False,
+    ))
+    top = float((table.median_ms + table.err_plus).max()) if len(table) else 1.0
+    fig.update_yaxes(title_text="ms per call (median, p10–p90)", range=[0, top * 1.25], gridcolor="#EEEEEE")
+    return _style(fig, settings, "Latency per call", settings.chart_px)
+
+
+METRICS: tuple[tuple[str, str], ...] = (
+    ("kernels_per_iteration", "kernels / iteration"),
+    ("busy_pct", "busy % of iteration"),
+    ("compile_s", "compile time, s"),
+    ("break_even_calls", "break-even, calls"),
+)
+
+
+def prepare_metrics(session: Session) -> pd.DataFrame:
+    """Long table (mode, metric, title, value, text) of the companion metrics; break-even of a compiled
+    mode that is not faster reads 'never'."""
+    table = summary_table(session)
+    table = table[table.status == "ok"]
+    rows = []
+    for column, title in METRICS:
+        for mode, value in zip(table["mode"], table[column], strict=True):
+            if column in ("compile_s", "break_even_calls") and mode == "eager":
+                continue
+            missing = value is None or pd.isna(value)
+            text = ("never" if column == "break_even_calls" else "–") if missing else f"{value:,.3g}"
+            rows.append({"mode": mode, "metric": column, "title": title,
+                         "value": 0.0 if missing else float(value), "text": text})
+    return pd.DataFrame(rows, columns=["mode", "metric", "title", "value", "text"])
+
+
+def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Small bars per metric: kernels per iteration, busy %, compile time and break-even calls."""
+    long = prepare_metrics(session)
+    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.08)
+    for col, (metric, _) in enumerate(METRICS, start=1):
+        rows = long[long.metric == metric]
+        fig.add_trace(go.Bar(x=rows["mode"], y=rows.value, text=rows.text, textposition="outside", cliponaxis=False,
+                             marker_color=["#7F7F7F" if m == "eager" else "#4C78A8" for m in rows["mode"]],
+                             showlegend=False, hovertemplate="%{x}: %{text}<extra></extra>"), row=1, col=col)
+        top = float(rows.value.max()) if len(rows) else 0.0
+        fig.update_yaxes(range=[0, (top or 1.0) * 1.3], row=1, col=col, gridcolor="#EEEEEE")
+    fig.update_annotations(font_size=settings.font_size)
+    return _style(fig, settings, "Per mode", int(settings.chart_px * 0.8))
+
+
+# ---- kernel tables and statistics ----
+
+def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
+    """The kernel table of one iteration (or all), as shown and downloaded: fused ops as text."""
+    frame = run.kernel_frame() if all_iterations else iteration_kernels(run)
+    shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
+    return shown[[c for c in KERNEL_COLUMNS if c != "short_name"]]
+
+
+STATS_COLUMNS: dict[str, str] = {
+    "name": "kernel name",
+    "kernel_class": "kernel class",
+    "count": "launches over all profiled iterations",
+    "per_iteration": "launches per iteration",
+    "total_us": "total time over all profiled iterations, µs",
+    "mean_us": "mean duration, µs",
+    "share_pct": "share of all kernel time, percent",
+}
+
+
+def prepare_kernel_stats(run: ModeRun) -> pd.DataFrame:
+    """Per kernel name: count, total and mean µs, share of kernel time; longest total first."""
+    frame = run.kernel_frame()
+    iterations = max(run.summary.iterations if run.summary else 1, 1)
+    grouped = frame.groupby(["name", "kernel_class"], as_index=False).agg(
+        count=("dur_us", "size"), total_us=("dur_us", "sum"), mean_us=("dur_us", "mean"))
+    grouped["per_iteration"] = grouped["count"] / iterations
+    total = grouped.total_us.sum()
+    grouped["share_pct"] = 100 * grouped.total_us / total if total > 0 else 0.0
+    return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)[list(STATS_COLUMNS)]
+
+
+def prepare_class_stats(run: ModeRun) -> pd.DataFrame:
+    """Per kernel class: count, total and mean µs, with the class's description."""
+    stats = prepare_kernel_stats(run)
+    grouped = stats.groupby("kernel_class", as_index=False).agg(
+        count=("count", "sum"), per_iteration=("per_iteration", "sum"), total_us=("total_us", "sum"),
+        share_pct=("share_pct", "sum"))
+    grouped["mean_us"] = grouped.total_us / grouped["count"]
+    grouped["description"] = grouped.kernel_class.map(CLASS_DESCRIPTIONS)
+    return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def prepare_diff(a: ModeRun, b: ModeRun) -> pd.DataFrame:
+    """Kernels per iteration and µs per iteration by name in two runs, and B minus A; largest change first."""
+    sa, sb = prepare_kernel_stats(a), prepare_kernel_stats(b)
+    ia = max(a.summary.iterations if a.summary else 1, 1)
+    ib = max(b.summary.iterations if b.summary else 1, 1)
+    left = sa.assign(us_per_iteration=sa.total_us / ia)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
+    right = sb.assign(us_per_iteration=sb.total_us / ib)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
+    merged = left.merge(right, on=["name", "kernel_class"], how="outer", suffixes=("_a", "_b")).fillna(0.0)
+    merged["count_diff"] = merged.per_iteration_b - merged.per_iteration_a
+    merged["us_diff"] = merged.us_per_iteration_b - merged.us_per_iteration_a
+    order = merged.us_diff.abs().sort_values(ascending=False, kind="stable").index
+    return merged.loc[order].reset_index(drop=True)
+
+
+def class_stats_figure(runs: list[ModeRun], settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Kernel time per iteration by class, one stacked bar per run: where the time goes, side by side."""
+    fig = go.Figure()
+    stats = {r.mode: prepare_class_stats(r) for r in runs}
+    iterations = {r.mode: max(r.summary.iterations if r.summary else 1, 1) for r in runs}
+    for kernel_class in KERNEL_CLASSES:
+        ys = [float(s.total_us[s.kernel_class == kernel_class].sum()) / iterations[m] for m, s in stats.items()]
+        if any(ys):
+            fig.add_trace(go.Bar(x=list(stats), y=ys, name=kernel_class, marker_color=CLASS_COLOURS[kernel_class],
+                                 hovertemplate=f"{kernel_class}: %{{y:.1f}} µs<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title_text="kernel µs per iteration", gridcolor="#EEEEEE")
+    return _style(fig, settings, "Kernel time by class", settings.chart_px)
+
+
+def find_source(run: ModeRun, name: str) -> str | None:
+    """The generated source of a kernel: by its name, or with the CPU profiler's `graph_N_` prefix removed."""
+    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
+

@@ -1,0 +1,129 @@
+"""Dynamic vs static shapes: run a schedule of input sizes under each strategy and record what compiles.
+
+Runs inside the worker (imports torch). Compiles, their times and their recompile reasons come from
+Dynamo's compilation metrics (`torch._dynamo.utils.get_compilation_metrics`), not from scraping logs;
+the recompile limit shows as a metric whose failure reason says so, after which Dynamo runs the frame
+in eager for good. Sweeps measure inference (under no_grad).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from fusionviz.capture import _collect_code, _sync, kernel_sources, prepare, profile, reset_dynamo, time_calls
+from fusionviz.config import RunConfig, SweepRequest, bucket_sizes, sweep_sizes
+from fusionviz.session import StrategyRun, Sweep, SweepCall, _build
+from fusionviz.trace import parse_trace
+from fusionviz.zoo import get_spec
+
+Progress = Callable[[str], None]
+_DYNAMIC = {"static": False, "dynamic": True, "automatic": None, "mark_dynamic": None, "buckets": False}
+
+
+def run_sweep(config: RunConfig, request_data: dict[str, Any], progress: Progress) -> Sweep:
+    request = _build(SweepRequest, request_data)
+    sizes = sweep_sizes(config, request)
+    buckets = bucket_sizes(sizes, request.buckets) if "buckets" in request.strategies else []
+    distinct = sorted(set(sizes))
+    kernel_size = distinct[len(distinct) // 2]
+    sweep = Sweep(dimension=request.dimension, schedule=sizes, buckets=buckets, kernel_size=kernel_size)
+    for strategy in request.strategies:
+        progress(f"{strategy}: running {len(sizes)} calls")
+        try:
+            sweep.strategies.append(_run_strategy(config, request, strategy, sizes, buckets, kernel_size, progress))
+        except torch.OutOfMemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (one strategy's failure is reported, the others still run)
+            sweep.strategies.append(StrategyRun(strategy=strategy, status="error", error=f"{type(exc).__name__}: {exc}"))
+    return sweep
+
+
+def _sized(config: RunConfig, request: SweepRequest, size: int) -> RunConfig:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(config, batch=size) if request.dimension == "batch" else replace(config, seq=size)
+
+
+def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes: list[int],
+                  buckets: list[int], kernel_size: int, progress: Progress) -> StrategyRun:
+    reset_dynamo()
+    largest = max(sizes + buckets)
+    model, _, device = prepare(_sized(config, request, largest))
+    spec = get_spec(config.model)
+    axis = 0 if request.dimension == "batch" else 1
+    dtype = next(model.parameters()).dtype
+    inputs: dict[int, tuple[torch.Tensor, ...]] = {}
+    torch.manual_seed(1)
+    for size in sorted(set(sizes)):
+        cfg = _sized(config, request, size)
+        made = spec.inputs(cfg.batch, cfg.dim, cfg.seq)
+        inputs[size] = tuple(t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device)
+                             for t in made)
+        if strategy == "mark_dynamic":
+            for t in inputs[size]:
+                torch._dynamo.mark_dynamic(t, axis)
+    compiled = torch.compile(model, dynamic=_DYNAMIC[strategy])
+
+    def call(size: int) -> None:
+        args = inputs[size]
+        with torch.no_grad():
+            if strategy == "buckets":
+                target = next((b for b in buckets if b >= size), size)
+                padded = tuple(_pad(t, axis, target) for t in args)
+                compiled(*padded).narrow(axis, 0, size)
+            else:
+                compiled(*args)
+
+    run = StrategyRun(strategy=strategy)
+    seen_reasons: list[str] = []
+    with _collect_code() as code:
+        for index, size in enumerate(sizes):
+            before = len(torch._dynamo.utils.get_compilation_metrics())
+            _sync(device)
+            t0 = time.perf_counter()
+            call(size)
+            _sync(device)
+            elapsed = time.perf_counter() - t0
+            new = torch._dynamo.utils.get_compilation_metrics()[before:]
+            ok = [m for m in new if not m.fail_reason]
+            for m in new:
+                if m.recompile_reason and m.recompile_reason not in seen_reasons:
+                    seen_reasons.append(m.recompile_reason)
+                if m.fail_reason and "recompile limit" in m.fail_reason.lower():
+                    run.recompile_limit_hit = True
+                    seen_reasons.append(f"recompile limit hit: {m.fail_reason.splitlines()[0]}; "
+                                        "Dynamo runs this frame in eager from now on")
+            compile_s = sum(m.entire_frame_compile_time_s or 0.0 for m in ok)
+            run.calls.append(SweepCall(index=index, size=size, latency_ms=elapsed * 1e3, compiled=bool(ok),
+                                       compile_s=compile_s, fell_back_to_eager=run.recompile_limit_hit))
+            run.compiles += len(ok)
+            run.compile_total_s += compile_s
+        progress(f"{strategy}: steady-state latency per size")
+        for size in sorted(set(sizes)):
+            step = lambda size=size: call(size)  # noqa: E731
+            step()
+            per_call = time_calls(step, device, 3)
+            n = int(min(200, max(3, 10.0 / max(per_call, 1e-3))))
+            run.steady_ms_by_size[str(size)] = statistics.median(
+                time_calls(step, device, n) for _ in range(request.steady_repeats))
+        progress(f"{strategy}: kernels at {request.dimension} {kernel_size}")
+        parsed = parse_trace(profile(lambda: call(kernel_size), device, 1))
+    run.recompile_reasons = seen_reasons
+    run.kernels = parsed.kernels.to_dict("records")
+    names = set(parsed.kernels.name)
+    run.kernel_sources = {k: v for k, v in kernel_sources(code.output_code).items() if k in names}
+    return run
+
+
+def _pad(t: torch.Tensor, axis: int, target: int) -> torch.Tensor:
+    missing = target - t.shape[axis]
+    if missing <= 0:
+        return t
+    pad = [0, 0] * (t.dim() - axis - 1) + [0, missing]
+    return F.pad(t, pad)
