@@ -17,7 +17,6 @@ from fusionviz.charts import ChartSettings
 from fusionviz.session import ModeRun, Session
 from fusionviz.worker import Worker, WorkerError
 
-SESSIONS_DIR = Path(os.environ.get("FUSIONVIZ_SESSIONS_DIR", Path(__file__).parent / "sessions"))
 PRESENTATION_CSS = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
 .stMainBlockContainer p, .stMainBlockContainer li {font-size: 1.45rem;}
@@ -65,11 +64,17 @@ def results() -> dict[str, Session]:
     return {}
 
 
+def sessions_dir() -> Path:
+    """sessions/ at the repository root; FUSIONVIZ_SESSIONS_DIR points elsewhere (tests, a shared drive)."""
+    return Path(os.environ.get("FUSIONVIZ_SESSIONS_DIR", Path(__file__).parent / "sessions"))
+
+
 def recorded_files() -> list[Path]:
-    """Session files shipped in sessions/ (recorded on GPU machines), newest name last."""
-    if not SESSIONS_DIR.is_dir():
+    """Session files (or plain profiler traces) shipped in sessions/, by name."""
+    folder = sessions_dir()
+    if not folder.is_dir():
         return []
-    return sorted(p for p in SESSIONS_DIR.iterdir() if p.name.endswith((".json", ".json.gz")))
+    return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
 @st.cache_data(show_spinner="Opening…", max_entries=16)

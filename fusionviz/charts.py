@@ -7,7 +7,9 @@ exported reports. Sizes and fonts come from a frozen `ChartSettings`, never from
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -627,6 +629,90 @@ def class_stats_figure(runs: list[ModeRun], settings: ChartSettings = DEFAULT_SE
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="kernel µs per iteration", gridcolor="#EEEEEE")
     return _style(fig, settings, "Kernel time by class", settings.chart_px)
+
+
+def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
+    """Two runs (from two files) as one session, so they share a timeline with one µs axis."""
+    runs = [dataclasses.replace(a, mode=f"A · {label_a}"), dataclasses.replace(b, mode=f"B · {label_b}")]
+    return Session(config=RunConfig(model="comparison"), environment=Environment(), runs=runs, source="trace",
+                   label=f"{label_a} vs {label_b}")
+
+
+def prepare_pair_summary(a: ModeRun, b: ModeRun) -> pd.DataFrame:
+    """Per-iteration figures of two runs side by side, with B minus A."""
+    rows = []
+    for title, field_name in (("kernels per iteration", "kernels_per_iteration"), ("kernel µs per iteration",
+                              "kernel_time_us"), ("iteration span, µs", "span_us"), ("idle µs per iteration",
+                              "idle_us"), ("largest gap, µs", "largest_gap_us")):
+        va = getattr(a.summary, field_name) if a.summary else float("nan")
+        vb = getattr(b.summary, field_name) if b.summary else float("nan")
+        rows.append({"quantity": title, "A": va, "B": vb, "B - A": vb - va})
+    return pd.DataFrame(rows, columns=["quantity", "A", "B", "B - A"])
+
+
+# ---- methodology: the naive snippet next to the proper measurement ----
+
+METHODOLOGY_COLUMNS: dict[str, str] = {
+    "quantity": "what is measured",
+    "naive": "what the naive loop reports",
+    "proper": "what fusionviz measures",
+    "low": "proper measurement's pessimistic end (speedups only)",
+    "high": "proper measurement's optimistic end (speedups only)",
+}
+
+
+def prepare_methodology(naive: Mapping[str, Any], session: Session) -> pd.DataFrame:
+    """Naive (a `naive.NaiveResult` as a dict, as the worker returns it) against the session's proper
+    figures for the same mode; empty when eager or that mode did not run."""
+    eager, run = session.run("eager"), session.run(str(naive["mode"]))
+    if not (eager and run and eager.ok and run.ok and eager.latency and run.latency and eager.summary
+            and run.summary):
+        return pd.DataFrame(columns=list(METHODOLOGY_COLUMNS))
+    mode = run.mode
+    rows = [
+        (f"speedup of {mode} over eager", naive["naive_speedup"], run.speedup, run.speedup_low, run.speedup_high),
+        ("eager, ms per call", naive["naive_eager_ms"], eager.latency.median_ms, eager.latency.p10_ms,
+         eager.latency.p90_ms),
+        (f"{mode}, ms per call", naive["naive_mode_ms"], run.latency.median_ms, run.latency.p10_ms,
+         run.latency.p90_ms),
+        ("eager, kernels", naive["key_averages_rows_eager"], eager.summary.kernels_per_iteration, None, None),
+        (f"{mode}, kernels", naive["key_averages_rows_mode"], run.summary.kernels_per_iteration, None, None),
+    ]
+    return pd.DataFrame(rows, columns=list(METHODOLOGY_COLUMNS)).astype(
+        {"naive": float, "proper": float, "low": float, "high": float})
+
+
+def methodology_note(table: pd.DataFrame) -> str:
+    """One sentence on how far apart the two measurements are."""
+    speed, kernels = table.iloc[0], table.iloc[3]
+    return (f"The naive loop reports a {speed.naive:.2f}× speedup; measured properly it is {speed.proper:.2f}× "
+            f"(range {speed.low:.2f}–{speed.high:.2f}×). key_averages() lists {kernels.naive:g} rows for eager, "
+            f"which runs {kernels.proper:g} kernels per iteration.")
+
+
+def methodology_figure(table: pd.DataFrame, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Speedup and kernel count, naive bars next to proper ones (with the proper speedup's range)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["speedup over eager", "kernel count"],
+                        horizontal_spacing=0.12)
+    speed, kernels = table.iloc[[0]], table.iloc[[3, 4]]
+    labels = [q.removesuffix(", kernels") for q in kernels.quantity]
+    for method, colour in (("naive", "#BAB0AC"), ("proper", "#4C78A8")):
+        error = ({"type": "data", "symmetric": False, "array": speed.high - speed.proper,
+                  "arrayminus": speed.proper - speed.low} if method == "proper" else None)
+        fig.add_trace(go.Bar(x=["speedup"], y=speed[method], name=method, marker_color=colour, error_y=error,
+                             text=[f"{v:.2f}×" for v in speed[method]], textposition="outside", cliponaxis=False,
+                             legendgroup=method), row=1, col=1)
+        fig.add_trace(go.Bar(x=labels, y=kernels[method], name=method, marker_color=colour, showlegend=False,
+                             text=[f"{v:g}" for v in kernels[method]], textposition="outside", cliponaxis=False,
+                             legendgroup=method), row=1, col=2)
+    fig.add_hline(y=1.0, line={"dash": "dot", "color": "#777777"}, row=1, col=1)
+    top = float(max(speed.naive.max(), speed.high.max()))
+    fig.update_yaxes(range=[0, top * 1.3], row=1, col=1, gridcolor="#EEEEEE")
+    fig.update_yaxes(range=[0, float(kernels[["naive", "proper"]].to_numpy().max()) * 1.3], row=1, col=2,
+                     gridcolor="#EEEEEE")
+    fig.update_layout(barmode="group")
+    fig.update_annotations(font_size=settings.font_size)
+    return _style(fig, settings, "Naive loop vs proper measurement", settings.chart_px)
 
 
 def find_source(run: ModeRun, name: str) -> str | None:
