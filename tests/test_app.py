@@ -1,0 +1,167 @@
+"""Every page through streamlit's AppTest, with real CPU runs: what the page shows must match the session."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui
+from fusionviz.analysis import verdict
+from fusionviz.config import RunConfig
+from fusionviz.session import Session
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 240  # a first-ever compile on a machine takes ~15 s; leave room for a slow CI box
+
+
+@pytest.fixture(autouse=True)
+def sessions_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty sessions/ folder per test, so what a first visit shows is under the test's control."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    return folder
+
+
+def decode(value: Any) -> list[Any]:
+    """A Plotly array as sent to the browser: a list, or base64 {"dtype", "bdata"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def figures(at: AppTest) -> dict[str, dict[str, Any]]:
+    """The page's Plotly figures by title."""
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return {spec["layout"]["title"]["text"]: spec for spec in specs}
+
+
+def kernels_per_mode(timeline: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for trace in timeline["data"]:
+        if trace.get("name") in ui.charts.CLASS_COLOURS:
+            for custom in trace["customdata"]:
+                counts[custom[0]] = counts.get(custom[0], 0) + 1
+    return counts
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert at.button(key="example")  # nothing recorded: the page offers a one-click example
+    # The defaults are mlp, dim 256, batch 64, eager + default on the CPU.
+    assert (at.sidebar.selectbox(key="model").value, at.sidebar.select_slider(key="dim").value,
+            at.sidebar.select_slider(key="batch").value, at.sidebar.selectbox(key="device").value) == (
+        "mlp", 256, 64, "cpu")
+    config = RunConfig(model="mlp", dim=256, batch=64, modes=("eager", "default"))
+    ui.results().pop(config.key(), None)
+
+    started = time.monotonic()
+    at.sidebar.button(key="run").click().run()
+    first_s = time.monotonic() - started
+    no_errors(at)
+    session: Session = ui.results()[config.key()]
+    started = time.monotonic()
+    at.sidebar.button(key="run").click().run()
+    cached_s = time.monotonic() - started
+    no_errors(at)
+    print(f"\nmlp dim 256 batch 64 eager+default through the UI: first run {first_s:.1f} s "
+          f"(compile {session.run('default').compile.first_call_s:.1f} s, Inductor cache "
+          f"{session.run('default').compile.cache}), cached re-run {cached_s:.2f} s")
+    assert cached_s < 2.0 < first_s
+    assert any("answered from the cache" in c.value for c in at.caption)
+    assert any("Live on this machine" in c.value for c in at.caption)
+
+    figs = figures(at)
+    timeline = figs["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
+    latency = figs["Latency per call"]["data"][0]
+    assert decode(latency["y"]) == pytest.approx([r.latency.median_ms for r in session.runs])
+    assert latency["text"][1] == f"{session.run('default').speedup:.2f}× vs eager"
+    speedup = next(m for m in at.metric if m.label == "default speedup")
+    assert speedup.value == f"{session.run('default').speedup:.2f}×"
+    assert any(m.value == f"### {verdict(session)}" for m in at.markdown)
+    assert any(title.startswith("default:") for title in figs)  # the collapse view
+    assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
+
+
+def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "cpu-linear_ln_gelu.json.gz")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert any("cpu-linear_ln_gelu.json.gz" in i.value for i in at.info)
+    assert any("Recorded session" in c.value and ln_gelu_session.environment.torch_version in c.value
+               for c in at.caption)
+    assert any("reduce-overhead" in i.value and "not applicable" in i.value for i in at.info)
+    timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
+
+
+def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "example.json")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.toggle(key="_pres_fusion lab").set_value(True).run()
+    at.radio(key="present_view").set_value("Latency").run()
+    no_errors(at)
+    (spec,) = figures(at).values()
+    assert spec["layout"]["font"]["size"] == ui.charts.ChartSettings.presentation().font_size
+
+
+def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "recorded.json.gz")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    no_errors(at)
+    assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {"eager": 3,
+                                                                                                "default": 2}
+    stats = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
+    assert [int(s["count"].sum()) for s in stats] == [len(r.kernel_frame()) for r in ln_gelu_session.runs if r.ok]
+
+    trace = ln_gelu_session.run("default").chrome_trace()
+    at.radio(key="a_source").set_value("Upload a file").run()
+    at.file_uploader(key="a_file").set_value(("default.pt.trace.json", trace, "application/json")).run()
+    no_errors(at)
+    assert any("torch.profiler trace default.pt.trace" in c.value for c in at.caption)
+    assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {
+        "default.pt.trace": 2}
+
+    at.toggle(key="compare").set_value(True).run()
+    at.radio(key="b_source").set_value("Recorded session (sessions/)").run()
+    no_errors(at)
+    summary = next(d.value for d in at.dataframe if "B - A" in d.value.columns)
+    assert summary["A"][0] == 2 and summary["B"][0] == 3  # the trace against the session's eager run
+
+    at.radio(key="b_source").set_value("Upload a file").run()
+    at.file_uploader(key="b_file").set_value(("notes.json", b'{"a": 1}', "application/json")).run()
+    assert not at.exception
+    assert any("neither a fusionviz session nor a torch.profiler trace" in e.value for e in at.error)
+
+
+def test_methodology_page_puts_naive_next_to_proper() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/2_Methodology.py").run()
+    no_errors(at)
+    at.number_input(key="m_dim").set_value(32)
+    at.number_input(key="m_batch").set_value(8)
+    at.number_input(key="m_calls").set_value(20)
+    at.button(key="m_run").click().run()
+    no_errors(at)
+    config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), repeats=5)
+    session = ui.results()[config.key()]
+    table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
+    assert table.proper[0] == pytest.approx(session.run("default").speedup)
+    assert table.proper[3] == session.run("eager").summary.kernels_per_iteration
+    assert table.naive[3] >= table.proper[3]  # key_averages() rows include CPU ops that are not kernels
+    assert "Naive loop vs proper measurement" in figures(at)

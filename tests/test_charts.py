@@ -1,0 +1,180 @@
+"""Figure builders on real CPU sessions: what each figure shows must agree with the session it draws."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+
+import pytest
+
+from fusionviz import charts
+from fusionviz.analysis import iteration_kernels
+from fusionviz.config import RunConfig
+from fusionviz.runner import run_session
+from fusionviz.session import Session, SessionFileError
+from fusionviz.worker import Worker
+
+
+@pytest.fixture(scope="module")
+def break_session(worker: Worker) -> Session:
+    """graph_break on the CPU: `.item()` splits the forward into two compiled graphs."""
+    config = RunConfig(model="graph_break", dim=32, batch=8, modes=("eager", "default"), repeats=3, warmup_calls=3)
+    return run_session(config, worker=worker)
+
+
+def kernel_bars_by_mode(fig: object) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for trace in fig.data:  # type: ignore[attr-defined]
+        if trace.name in charts.CLASS_COLOURS:
+            for custom in trace.customdata:
+                counts[custom[0]] = counts.get(custom[0], 0) + 1
+    return counts
+
+
+def test_timeline_has_one_lane_per_ran_mode_with_its_kernels(ln_gelu_session: Session) -> None:
+    bars = charts.prepare_timeline(ln_gelu_session)
+    fig = charts.timeline_figure(ln_gelu_session, bars)
+    expected = {r.mode: len(iteration_kernels(r)) for r in ln_gelu_session.runs if r.ok}
+    assert kernel_bars_by_mode(fig) == expected
+    assert list(expected) == ["eager", "default"]  # reduce-overhead does not apply on the CPU: no lane
+    assert fig.layout.yaxis.ticktext[0] == "<b>eager</b>" and fig.layout.yaxis.autorange == "reversed"
+
+
+def test_all_iterations_draws_every_profiled_kernel_end_to_end(ln_gelu_session: Session) -> None:
+    bars = charts.prepare_timeline(ln_gelu_session, all_iterations=True)
+    for run in charts.drawable_runs(ln_gelu_session):
+        kernels = bars[(bars["mode"] == run.mode) & (bars.lane == "kernel")].sort_values("start_us")
+        assert len(kernels) == len(run.kernel_frame())
+        assert list(kernels.iteration) == sorted(kernels.iteration)  # iterations follow one another
+
+
+def test_kernel_bars_colour_by_class_and_map_back_to_kernel_rows(ln_gelu_session: Session) -> None:
+    fig = charts.timeline_figure(ln_gelu_session, charts.prepare_timeline(ln_gelu_session))
+    for trace in fig.data:
+        if trace.name in charts.CLASS_COLOURS:
+            assert trace.marker.color == charts.CLASS_COLOURS[trace.name]
+            for custom in trace.customdata:
+                run = ln_gelu_session.run(custom[0])
+                row = run.kernel_frame().loc[custom[1]]
+                assert (row["name"], row.kernel_class) == (custom[2], trace.name)
+    clicked = [{"customdata": list(fig.data[[t.name for t in fig.data].index("cpp_fused")].customdata[0])}]
+    mode, row = charts.selected_kernel(clicked)
+    name = ln_gelu_session.run(mode).kernel_frame().name[row]
+    assert name.startswith("cpp_fused_gelu_native_layer_norm")
+    assert "void" in charts.find_source(ln_gelu_session.run(mode), f"graph_0_{name}")
+
+
+def test_cpu_lane_and_compiled_region(ln_gelu_session: Session) -> None:
+    bars = charts.prepare_timeline(ln_gelu_session)
+    for run in charts.drawable_runs(ln_gelu_session):
+        cpu = run.cpu_op_frame()
+        cpu = cpu[cpu.iteration == run.summary.representative_iteration]
+        mine = bars[bars["mode"] == run.mode]
+        assert (mine.lane == "cpu").sum() == cpu.category.isin(["op", "launch"]).sum()
+        regions = mine[mine.lane == "region"]
+        assert len(regions) == (0 if run.mode == "eager" else 1)
+        if len(regions):
+            kernels = mine[mine.lane == "kernel"]
+            region = regions.iloc[0]
+            assert (kernels.start_us >= region.start_us).all()
+            assert (kernels.start_us + kernels.dur_us <= region.start_us + region.dur_us).all()
+
+
+def test_graph_break_marked_with_its_reason(break_session: Session) -> None:
+    run = break_session.run("default")
+    assert run.graph_count == 2 and len(run.graph_breaks) == 1
+    bars = charts.prepare_timeline(break_session)
+    assert (bars[bars["mode"] == "default"].lane == "region").sum() == 2
+    breaks = charts.prepare_breaks(break_session, bars)
+    assert list(breaks["mode"]) == ["default"]
+    assert breaks.reason[0] == run.graph_breaks[0].reason and "zoo.py" in breaks["where"][0]
+    fig = charts.timeline_figure(break_session, bars)
+    assert "graph break" in [t.name for t in fig.data]
+
+
+def test_collapse_links_layer_norm_and_gelu_into_one_kernel(ln_gelu_session: Session) -> None:
+    eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
+    nodes, links = charts.prepare_collapse(eager, default)
+    ek, ck = iteration_kernels(eager), iteration_kernels(default)
+    targets = {ek.name[r.eager_index]: ck.name[r.compiled_index] for r in links.itertuples()}
+    assert targets["aten::layer_norm"] == targets["aten::gelu"]
+    assert targets["aten::gelu"].startswith("cpp_fused_gelu_native_layer_norm")
+    compiled = nodes[nodes.side == "compiled"].set_index("name")
+    assert compiled.role[targets["aten::gelu"]] == "fusion"
+    assert compiled.loc[compiled.kernel_class == "gemm", "role"].tolist() == ["kept"]  # the GEMM stands apart
+    fig = charts.collapse_figure(eager, default)
+    assert f"{len(ek)} eager kernels collapse into {len(ck)}" in fig.layout.title.text
+    assert [t.name for t in fig.data if t.mode == "lines"] == ["fused into", "kept as is"]
+
+
+def test_collapse_says_so_when_compiled_runs_more_kernels(ln_gelu_session: Session) -> None:
+    eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
+    # The same two real runs in reverse roles: the "compiled" side now has more kernels.
+    more = dataclasses.replace(eager, mode="default")
+    title = charts.collapse_figure(default, more).layout.title.text
+    assert "MORE kernels" in title and f"{len(iteration_kernels(default))} → {len(iteration_kernels(eager))}" in title
+
+
+def test_collapse_animation_moves_eager_kernels_onto_their_fused_kernel(ln_gelu_session: Session) -> None:
+    eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
+    fig = charts.collapse_animation(eager, default, steps=6)
+    nodes, links = charts.prepare_collapse(eager, default)
+    assert len(fig.frames) == 7 and fig.layout.updatemenus[0].buttons[0].method == "animate"
+    first, last = fig.frames[0].data[0], fig.frames[-1].data[0]
+    assert list(first.x) == list(range(len(iteration_kernels(eager))))
+    compiled_x = nodes[nodes.side == "compiled"].x.tolist()
+    for link in links.itertuples():
+        assert last.x[link.eager_index] == pytest.approx(compiled_x[link.compiled_index])
+    assert fig.frames[-1].data[1].marker.opacity == 1.0 and fig.frames[0].data[1].marker.opacity == 0.0
+
+
+def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) -> None:
+    fig = charts.latency_figure(ln_gelu_session)
+    bar = fig.data[0]
+    ok = [r for r in ln_gelu_session.runs if r.ok]
+    assert list(bar.x) == [r.mode for r in ok]
+    assert list(bar.y) == pytest.approx([r.latency.median_ms for r in ok])
+    assert list(bar.error_y.array) == pytest.approx([r.latency.p90_ms - r.latency.median_ms for r in ok])
+    assert bar.text[1] == f"{ln_gelu_session.run('default').speedup:.2f}× vs eager"
+
+
+def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Session) -> None:
+    table = charts.prepare_metrics(ln_gelu_session)
+    default = ln_gelu_session.run("default")
+    row = table[(table["mode"] == "default") & (table.metric == "kernels_per_iteration")].iloc[0]
+    assert row.value == default.summary.kernels_per_iteration
+    even = table[(table["mode"] == "default") & (table.metric == "break_even_calls")].iloc[0]
+    assert even.text == ("never" if default.break_even_calls is None else f"{default.break_even_calls:,.3g}")
+    assert set(table.metric) == {m for m, _ in charts.METRICS}
+    assert len(charts.metrics_figure(ln_gelu_session).data) == len(charts.METRICS)
+
+
+def test_presentation_settings_enlarge_fonts(ln_gelu_session: Session) -> None:
+    big = charts.latency_figure(ln_gelu_session, charts.ChartSettings.presentation())
+    small = charts.latency_figure(ln_gelu_session)
+    assert big.layout.font.size > small.layout.font.size and big.layout.height > small.layout.height
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        charts.DEFAULT_SETTINGS.font_size = 30  # type: ignore[misc]
+
+
+def test_plain_trace_opens_as_a_session_with_the_same_kernels(ln_gelu_session: Session) -> None:
+    default = ln_gelu_session.run("default")
+    opened = charts.open_file(gzip.compress(default.chrome_trace()), "default.pt.trace.json.gz")
+    assert opened.source == "trace" and opened.runs[0].mode == "default.pt.trace"
+    assert len(opened.runs[0].kernel_frame()) == len(default.kernel_frame())
+    stats = charts.prepare_kernel_stats(opened.runs[0])
+    assert stats["count"].sum() == len(default.kernel_frame())
+    assert stats.share_pct.sum() == pytest.approx(100.0)
+    assert charts.open_file(ln_gelu_session.to_json_bytes(), "s.json").source == "recorded"
+    with pytest.raises(SessionFileError, match=r"neither a fusionviz session nor a torch\.profiler trace"):
+        charts.open_file(b'{"hello": 1}', "junk.json")
+
+
+def test_diff_of_two_runs_counts_kernels_per_iteration(ln_gelu_session: Session) -> None:
+    eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
+    diff = charts.prepare_diff(eager, default)
+    assert diff.count_diff.sum() == pytest.approx(
+        default.summary.kernels_per_iteration - eager.summary.kernels_per_iteration)
+    pair = charts.prepare_pair_summary(eager, default)
+    assert pair["B - A"][0] == pytest.approx(-1.0)
+    assert [r.mode for r in charts.pair_session(eager, default, "x", "y").runs] == ["A · x", "B · y"]
