@@ -2,7 +2,11 @@
 
 python benchmarks/check_latency.py --model mlp --dim 512 --batch 256 --dtype bfloat16 --modes eager,default
 """
-import argparse, json, statistics, torch  # noqa: E401
+import argparse
+import json
+import statistics
+
+import torch
 
 p = argparse.ArgumentParser()
 p.add_argument("--model", choices=["mlp", "linear_ln_gelu"]); p.add_argument("--dim", type=int)  # noqa: E702

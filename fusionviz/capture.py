@@ -29,7 +29,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def environment(device: str) -> Environment:
     dev = torch.device(device)
     triton_version = None
     with contextlib.suppress(ImportError):
-        import triton  # noqa: PLC0415  (optional: only GPU builds carry it)
+        import triton
 
         triton_version = triton.__version__
     env = Environment(
@@ -65,7 +65,7 @@ def environment(device: str) -> Environment:
         cpu_count=os.cpu_count() or 0,
         python_version=platform.python_version(),
         hostname=socket.gethostname(),
-        captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        captured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         fusionviz_version=__version__,
     )
     if dev.type == "cuda":
@@ -129,45 +129,46 @@ def check_fits(config: RunConfig, spec: ModelSpec) -> None:
         )
 
 
-class _TraceCollector(logging.Handler):
-    """Collects Inductor's generated code from the structured-trace logger (also on FX-cache hits)."""
+class _CompileListener(logging.Handler):
+    """Collects, while compiling, Inductor's generated code from the structured-trace logger (also on
+    FX-cache hits) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as information."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.output_code: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        metadata = getattr(record, "metadata", {}) or {}
-        if "inductor_output_code" in metadata and getattr(record, "payload", None):
-            self.output_code.append(record.payload)  # type: ignore[attr-defined]
-
-
-@contextlib.contextmanager
-def _collect_code() -> Iterator[_TraceCollector]:
-    logger = logging.getLogger("torch.__trace")
-    collector = _TraceCollector()
-    old_level, old_propagate = logger.level, logger.propagate
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    logger.addHandler(collector)
-    try:
-        yield collector
-    finally:
-        logger.removeHandler(collector)
-        logger.setLevel(old_level)
-        logger.propagate = old_propagate
-
-
-class _LogCollector(logging.Handler):
-    """Keeps Inductor's and Dynamo's warnings (autotune choices, rejected configs) as information."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if len(self.lines) < MAX_LOG_LINES:
+        metadata = getattr(record, "metadata", None)
+        if metadata is not None:
+            if "inductor_output_code" in metadata and getattr(record, "payload", None):
+                self.output_code.append(record.payload)  # type: ignore[attr-defined]
+        elif record.levelno >= logging.WARNING and len(self.lines) < MAX_LOG_LINES:
             self.lines.append(f"{record.name}: {record.getMessage()}"[:500])
+
+
+@contextlib.contextmanager
+def listening() -> Iterator[_CompileListener]:
+    """Attach the listener for the duration of a compile; timing must run outside it, since structured
+    logging records runtime events on every call while a handler listens."""
+    listener = _CompileListener()
+    trace_log = logging.getLogger("torch.__trace")
+    old_level, old_propagate = trace_log.level, trace_log.propagate
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.propagate = False
+    loggers = [trace_log, logging.getLogger("torch._inductor"), logging.getLogger("torch._dynamo")]
+    for logger in loggers:
+        logger.addHandler(listener)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield listener
+        listener.lines += [f"warning: {w.message}"[:500] for w in caught][: MAX_LOG_LINES - len(listener.lines)]
+    finally:
+        for logger in loggers:
+            logger.removeHandler(listener)
+        trace_log.setLevel(old_level)
+        trace_log.propagate = old_propagate
 
 
 _KERNEL_DEF = re.compile(
@@ -313,56 +314,48 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
     model, inputs, device = prepare(config)
     compiled = mode != "eager"
     run = ModeRun(mode=mode)
-    logs = _LogCollector()
-    for name in ("torch._inductor", "torch._dynamo"):
-        logging.getLogger(name).addHandler(logs)
-    try:
-        with warnings.catch_warnings(record=True) as caught, _collect_code() as code:
-            warnings.simplefilter("always")
-            if compiled:
-                progress(f"{mode}: explaining graphs")
-                run.graph_count, run.graph_breaks = explain(model, inputs, config.pass_ == "train")
-                target: Callable[..., Any] = torch.compile(model, mode=mode, dynamic=config.dynamic)
-            else:
-                target = model
-            step = make_step(config, model, target, inputs)
-            progress(f"{mode}: compiling" if compiled else "eager: first call")
-            _sync(device)
-            t0 = time.perf_counter()
-            step()
-            _sync(device)
-            first_call_s = time.perf_counter() - t0
-            if compiled:
-                hits = int(counters["inductor"].get("fxgraph_cache_hit", 0))
-                misses = int(counters["inductor"].get("fxgraph_cache_miss", 0))
-                cache = "warm" if hits and not misses else "cold" if misses and not hits else (
-                    "mixed" if hits else "unknown")
-                run.compile = CompileInfo(first_call_s=first_call_s, cache=cache, fx_cache_hits=hits,
-                                          fx_cache_misses=misses, cold_requested=config.cold_compile)
-            progress(f"{mode}: warming up")
-            steady_after = warm_until_steady(step, device, config.warmup_calls)
-            if run.compile:
-                run.compile.steady_after_calls = steady_after
-            progress(f"{mode}: timing")
-            run.latency = measure_latency(step, device, config.repeats)
-            progress(f"{mode}: profiling")
-            trace = profile(step, device, config.profile_iterations)
-        run.recompiles = _recompiles() if compiled else None
-        parsed = parse_trace(trace)
-        run.kernels = parsed.kernels.to_dict("records")
-        run.cpu_ops = parsed.cpu_ops.to_dict("records")
-        run.summary = parsed.summary
-        run.output_code = code.output_code
-        run.kernel_sources = kernel_sources(code.output_code)
-        for name, path in parsed.kernel_files.items():
-            if name not in run.kernel_sources:
-                with contextlib.suppress(OSError):
-                    run.kernel_sources[name] = Path(path).read_text()
-        run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
-        run.logs = logs.lines + [f"warning: {w.message}"[:500] for w in caught][: MAX_LOG_LINES - len(logs.lines)]
-    finally:
-        for name in ("torch._inductor", "torch._dynamo"):
-            logging.getLogger(name).removeHandler(logs)
+    with listening() as listener:
+        if compiled:
+            progress(f"{mode}: explaining graphs")
+            run.graph_count, run.graph_breaks = explain(model, inputs, config.pass_ == "train")
+            target: Callable[..., Any] = torch.compile(model, mode=mode, dynamic=config.dynamic)
+        else:
+            target = model
+        step = make_step(config, model, target, inputs)
+        progress(f"{mode}: compiling" if compiled else "eager: first call")
+        _sync(device)
+        t0 = time.perf_counter()
+        step()
+        _sync(device)
+        first_call_s = time.perf_counter() - t0
+        progress(f"{mode}: warming up")
+        steady_after = warm_until_steady(step, device, config.warmup_calls)
+    if compiled:
+        hits = int(counters["inductor"].get("fxgraph_cache_hit", 0))
+        misses = int(counters["inductor"].get("fxgraph_cache_miss", 0))
+        cache = "warm" if hits and not misses else "cold" if misses and not hits else ("mixed" if hits else "unknown")
+        run.compile = CompileInfo(first_call_s=first_call_s, cache=cache, fx_cache_hits=hits, fx_cache_misses=misses,
+                                  cold_requested=config.cold_compile, steady_after_calls=steady_after)
+    progress(f"{mode}: timing")
+    run.latency = measure_latency(step, device, config.repeats)
+    progress(f"{mode}: profiling")
+    trace = profile(step, device, config.profile_iterations)
+    run.recompiles = _recompiles() if compiled else None
+    parsed = parse_trace(trace)
+    run.kernels = parsed.kernels.to_dict("records")
+    run.cpu_ops = parsed.cpu_ops.to_dict("records")
+    run.summary = parsed.summary
+    # The profiler slows the CPU side, so a profiled iteration's span overstates the idle time; the busy
+    # fraction of a capture is the kernel time per iteration over the unprofiled latency.
+    run.summary.busy_fraction = min(1.0, parsed.summary.kernel_time_us / (run.latency.median_ms * 1e3))
+    run.output_code = listener.output_code
+    run.kernel_sources = kernel_sources(listener.output_code)
+    for name, path in parsed.kernel_files.items():
+        if name not in run.kernel_sources:
+            with contextlib.suppress(OSError):
+                run.kernel_sources[name] = Path(path).read_text()
+    run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
+    run.logs = listener.lines
     return run
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+
 from fusionviz.catalog import CATALOG
 from fusionviz.config import ConfigError, RunConfig, parse_dynamic, parse_modes
 from fusionviz.session import SessionFileError
@@ -76,8 +77,8 @@ def _config(args: argparse.Namespace, modes: tuple[str, ...]) -> RunConfig:
 
 def default_device() -> str:
     """The first GPU, else the CPU; asked of nvidia-smi so that the caller need not import torch."""
-    import shutil  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
+    import shutil
+    import subprocess
 
     if shutil.which("nvidia-smi"):
         try:
@@ -111,9 +112,9 @@ class _Ticker:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fusionviz.analysis import summary_table, verdict  # noqa: PLC0415
-    from fusionviz.config import warnings_for  # noqa: PLC0415
-    from fusionviz.runner import run_session  # noqa: PLC0415
+    from fusionviz.analysis import summary_table, verdict
+    from fusionviz.config import warnings_for
+    from fusionviz.runner import run_session
 
     config = _config(args, parse_modes(args.modes))
     for warning in warnings_for(config):
@@ -131,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inspect(path: Path, as_json: bool) -> int:
-    from fusionviz.inspection import inspect_file  # noqa: PLC0415
+    from fusionviz.inspection import inspect_file
 
     report = inspect_file(path)
     if as_json:
@@ -154,9 +155,9 @@ def _clip(text: str, width: int) -> str:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from fusionviz.analysis import sweep_summary  # noqa: PLC0415
-    from fusionviz.config import SweepRequest  # noqa: PLC0415
-    from fusionviz.runner import run_sweep_session  # noqa: PLC0415
+    from fusionviz.analysis import sweep_summary
+    from fusionviz.config import SweepRequest
+    from fusionviz.runner import run_sweep_session
 
     config = _config(args, ("eager",))
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else []

@@ -200,7 +200,7 @@ def sweep_sizes(config: RunConfig, request: SweepRequest) -> list[int]:
     elif request.schedule == "increasing":
         sizes = [max(1, round(top * (i + 1) / request.calls)) for i in range(request.calls)]
     elif request.schedule == "random":
-        import random  # noqa: PLC0415
+        import random
 
         rng = random.Random(0)
         sizes = [rng.randint(max(1, top // 8), top) for _ in range(request.calls)]

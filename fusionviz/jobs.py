@@ -24,12 +24,12 @@ def handle(request: dict[str, Any], progress: Progress) -> dict[str, Any]:
         run = capture.run_mode(config, request["mode"], progress)
         return {"environment": dataclasses.asdict(capture.environment(config.device)), "run": dataclasses.asdict(run)}
     if op == "naive":
-        from fusionviz import naive  # noqa: PLC0415
+        from fusionviz import naive
 
         return {"naive": dataclasses.asdict(naive.measure(config, request["mode"], request.get("calls", 200),
                                                           progress))}
     if op == "sweep":
-        from fusionviz import sweep  # noqa: PLC0415
+        from fusionviz import sweep
 
         result = sweep.run_sweep(config, request["sweep"], progress)
         return {"environment": dataclasses.asdict(capture.environment(config.device)),

@@ -124,12 +124,11 @@ def short_name(name: str) -> str:
     """A readable name: Inductor names as they are; C++ library names without namespaces and arguments."""
     if name.startswith(("triton_", "cpp_")) or name.startswith("aten::"):
         return name
-    text = re.sub(r"^void\s+", "", name)
+    text = re.sub(r"^void\s+", "", name).replace("(anonymous namespace)::", "")
     text = text.split("(", 1)[0]
     base, _, template = text.partition("<")
     base = base.split("::")[-1]
-    functor = re.findall(r"(?:at::native::)?(?:\(anonymous namespace\)::)?([A-Z][A-Za-z0-9]*(?:Functor|Kernel|Impl|Op)\w*)",
-                         template)
+    functor = re.findall(r"([A-Z][A-Za-z0-9]*(?:Functor|Kernel|Impl|Op)\w*)", template)
     label = f"{base}<{functor[0]}>" if functor else base
     return label if len(label) <= 60 else label[:57] + "..."
 

@@ -86,7 +86,8 @@ class TraceSummary:
     iterations: int
     kernels_per_iteration: float
     launches_per_iteration: float | None
-    busy_fraction: float | None  # kernel time (union) / iteration span
+    # kernel time (union) / iteration span; in fusionviz's own captures / the unprofiled latency instead
+    busy_fraction: float | None
     span_us: float
     kernel_time_us: float
     idle_us: float

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fusionviz.capture import _collect_code, _sync, kernel_sources, prepare, profile, reset_dynamo, time_calls
+from fusionviz.capture import _sync, kernel_sources, listening, prepare, profile, reset_dynamo, time_calls
 from fusionviz.config import RunConfig, SweepRequest, bucket_sizes, sweep_sizes
 from fusionviz.session import StrategyRun, Sweep, SweepCall, _build
 from fusionviz.trace import parse_trace
@@ -39,13 +39,14 @@ def run_sweep(config: RunConfig, request_data: dict[str, Any], progress: Progres
             sweep.strategies.append(_run_strategy(config, request, strategy, sizes, buckets, kernel_size, progress))
         except torch.OutOfMemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001  (one strategy's failure is reported, the others still run)
-            sweep.strategies.append(StrategyRun(strategy=strategy, status="error", error=f"{type(exc).__name__}: {exc}"))
+        except Exception as exc:
+            sweep.strategies.append(StrategyRun(strategy=strategy, status="error",
+                                                error=f"{type(exc).__name__}: {exc}"))
     return sweep
 
 
 def _sized(config: RunConfig, request: SweepRequest, size: int) -> RunConfig:
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
 
     return replace(config, batch=size) if request.dimension == "batch" else replace(config, seq=size)
 
@@ -82,7 +83,7 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
 
     run = StrategyRun(strategy=strategy)
     seen_reasons: list[str] = []
-    with _collect_code() as code:
+    with listening() as listener:
         for index, size in enumerate(sizes):
             before = len(torch._dynamo.utils.get_compilation_metrics())
             _sync(device)
@@ -104,20 +105,20 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
                                        compile_s=compile_s, fell_back_to_eager=run.recompile_limit_hit))
             run.compiles += len(ok)
             run.compile_total_s += compile_s
-        progress(f"{strategy}: steady-state latency per size")
-        for size in sorted(set(sizes)):
-            step = lambda size=size: call(size)  # noqa: E731
-            step()
-            per_call = time_calls(step, device, 3)
-            n = int(min(200, max(3, 10.0 / max(per_call, 1e-3))))
-            run.steady_ms_by_size[str(size)] = statistics.median(
-                time_calls(step, device, n) for _ in range(request.steady_repeats))
-        progress(f"{strategy}: kernels at {request.dimension} {kernel_size}")
-        parsed = parse_trace(profile(lambda: call(kernel_size), device, 1))
+    progress(f"{strategy}: steady-state latency per size")
+    for size in sorted(set(sizes)):
+        step = lambda size=size: call(size)  # noqa: E731
+        step()
+        per_call = time_calls(step, device, 3)
+        n = int(min(200, max(3, 10.0 / max(per_call, 1e-3))))
+        run.steady_ms_by_size[str(size)] = statistics.median(
+            time_calls(step, device, n) for _ in range(request.steady_repeats))
+    progress(f"{strategy}: kernels at {request.dimension} {kernel_size}")
+    parsed = parse_trace(profile(lambda: call(kernel_size), device, 1))
     run.recompile_reasons = seen_reasons
     run.kernels = parsed.kernels.to_dict("records")
     names = set(parsed.kernels.name)
-    run.kernel_sources = {k: v for k, v in kernel_sources(code.output_code).items() if k in names}
+    run.kernel_sources = {k: v for k, v in kernel_sources(listener.output_code).items() if k in names}
     return run
 
 

@@ -13,7 +13,7 @@ crash reports.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
 import os
 import selectors
@@ -140,10 +140,8 @@ class Worker:
         """Stop the worker (the whole process group: compile workers too)."""
         if self._proc is not None:
             if self._proc.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(self._proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 self._proc.wait(timeout=30)
             for stream in (self._proc.stdin, self._proc.stdout):
                 if stream:
@@ -176,10 +174,10 @@ def _serve() -> None:
         channel.write(json.dumps(message, default=str) + "\n")
         channel.flush()
 
-    import torch  # noqa: PLC0415  (only the worker imports torch)
+    import torch
 
-    from fusionviz import jobs  # noqa: PLC0415
-    from fusionviz.config import ConfigError  # noqa: PLC0415
+    from fusionviz import jobs
+    from fusionviz.config import ConfigError
 
     for raw in sys.stdin:
         if not raw.strip():
@@ -194,13 +192,9 @@ def _serve() -> None:
             send({"type": "error", "kind": "oom",
                   "error": f"the device ran out of memory: {str(exc).splitlines()[0]}; reduce the batch or sizes"})
             return
-        except Exception as exc:  # noqa: BLE001  (every failure of a job is reported, not fatal)
+        except Exception as exc:
             send({"type": "error", "kind": "error", "error": f"{type(exc).__name__}: {exc}",
                   "traceback": traceback.format_exc()[-4000:]})
-
-
-def to_jsonable(obj: Any) -> Any:
-    return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else obj
 
 
 if __name__ == "__main__":

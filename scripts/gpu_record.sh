@@ -11,7 +11,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)" | tee -a "$OUT/log.txt"
 # Smoke test first: stop early if the GPU path is broken.
 python3 -m fusionviz run --model linear_ln_gelu --dim 512 --batch 256 --device cuda:0 --modes eager,default \
-  --repeats 3 --out "$OUT/s/smoke.json.gz" 2>&1 | tail -8 | tee -a "$OUT/log.txt" || exit 1
+  --repeats 3 --out /tmp/smoke.json.gz 2>&1 | tail -8 | tee -a "$OUT/log.txt" || exit 1
 for dtype in $dtypes; do
   for model in $models; do
     python3 -m fusionviz run --model "$model" --dim 512 --batch 256 --dtype "$dtype" --device cuda:0 \

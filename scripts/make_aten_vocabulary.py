@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-names = sorted({op.split("::", 1)[1].split(".")[0] for op in torch._C._dispatch_get_all_op_names() if op.startswith("aten::")})
+ops = torch._C._dispatch_get_all_op_names()
+names = sorted({op.split("::", 1)[1].split(".")[0] for op in ops if op.startswith("aten::")})
 target = Path(__file__).resolve().parent.parent / "fusionviz" / "data" / "aten_ops.txt"
 target.write_text("\n".join(names) + "\n")
 print(f"{len(names)} names written to {target}")

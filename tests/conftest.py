@@ -16,7 +16,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def has_cuda() -> bool:
-    import torch  # noqa: PLC0415
+    import torch
 
     return torch.cuda.is_available()
 

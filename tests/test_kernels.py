@@ -62,5 +62,6 @@ def test_families_link_eager_and_inductor_names() -> None:
 def test_names() -> None:
     assert normalise_name("graph_12_cpp_fused_relu_0") == "cpp_fused_relu_0"
     assert short_name("triton_poi_fused_relu_0") == "triton_poi_fused_relu_0"
-    long = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&)>(int)"
+    long = ("void at::native::vectorized_elementwise_kernel<4, "
+            "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&)>(int)")
     assert short_name(long) == "vectorized_elementwise_kernel<GeluCUDAKernelImpl>"
