@@ -155,7 +155,7 @@ def report(session: Session, settings: ChartSettings) -> None:
     c = session.config
     st.markdown(f"**{c.model}** · dim {c.dim} · batch {c.batch}" + (f" · {c.seq}" if c.seq else "")
                 + f" · {c.dtype} · {c.pass_} · dynamic={c.dynamic} · {c.repeats} repeats")
-    st.markdown(f"### {verdict(session)}")
+    st.markdown(f"#### {verdict(session)}")
     ui.show_run_problems(session)
     show_metrics(session)
     left, right = st.columns(2)

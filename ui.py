@@ -131,7 +131,7 @@ def show_kernel_code(run: ModeRun, name: str) -> None:
     source = charts.find_source(run, name)
     if source:
         st.markdown(f"**Generated source of `{name}`** ({run.mode})")
-        st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True)
+        st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True, height=420)
     elif run.mode == "eager" or not name.startswith(("triton_", "cpp_")):
         st.info(f"`{name}` ({run.mode}) is a library kernel PyTorch ships; Inductor generated no source for it.")
     else:
@@ -165,7 +165,7 @@ def show_kernel_table(session: Session, key: str) -> None:
         show_kernel_code(run, str(table.name.iloc[rows[0]]))
     if run.output_code:
         with st.expander(f"Whole generated module(s) of {run.mode} ({len(run.output_code)})"):
-            st.code("\n\n".join(run.output_code), language="python", line_numbers=True)
+            st.code("\n\n".join(run.output_code), language="python", line_numbers=True, height=600)
 
 
 def show_stats(session: Session, settings: ChartSettings, key: str) -> None:

@@ -241,7 +241,10 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
     fig = go.Figure()
     regions = bars[bars.lane == "region"]
     if len(regions):
-        fig.add_trace(_bar(regions, "compiled region", REGION_FILL, _REGION_W, _CPU_HOVER))
+        # Not hoverable: the band lies under the kernel bars, and a click must pick the kernel.
+        band = _bar(regions, "compiled region", REGION_FILL, _REGION_W, _CPU_HOVER)
+        band.hoverinfo, band.hovertemplate = "skip", None
+        fig.add_trace(band)
     kernels = bars[bars.lane == "kernel"]
     for kernel_class in KERNEL_CLASSES:
         rows = kernels[kernels.kind == kernel_class]
@@ -505,12 +508,14 @@ def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS)
     table = prepare_latency(session)
     colours = ["#7F7F7F" if m == "eager" else ("#54A24B" if (s or 0) >= 1 else "#E45756")
                for m, s in zip(table["mode"], table.speedup.fillna(0), strict=True)]
+    # The speedup goes under the mode's name: written on the bar it would collide with the error bar.
+    ticks = [f"<b>{m}</b><br>{label}" for m, label in zip(table["mode"], table.label, strict=True)]
     fig = go.Figure(go.Bar(
-        x=table["mode"], y=table.median_ms, marker_color=colours, text=table.label, textposition="outside",
+        x=ticks, y=table.median_ms, marker_color=colours, text=table.label, textposition="none",
         error_y={"type": "data", "symmetric": False, "array": table.err_plus, "arrayminus": table.err_minus,
                  "color": "#333333", "thickness": 1.5},
         customdata=table[["p10_ms", "p90_ms"]].to_numpy(),
-        hovertemplate="<b>%{x}</b><br>median %{y:.4f} ms<br>p10 %{customdata[0]:.4f} · p90 %{customdata[1]:.4f}"
+        hovertemplate="%{x}<br>median %{y:.4f} ms<br>p10 %{customdata[0]:.4f} · p90 %{customdata[1]:.4f}"
                       "<extra></extra>",
         cliponaxis=False,
     ))
@@ -520,10 +525,10 @@ def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS)
 
 
 METRICS: tuple[tuple[str, str], ...] = (
-    ("kernels_per_iteration", "kernels / iteration"),
-    ("busy_pct", "busy % of iteration"),
-    ("compile_s", "compile time, s"),
-    ("break_even_calls", "break-even, calls"),
+    ("kernels_per_iteration", "kernels/iter"),
+    ("busy_pct", "busy %"),
+    ("compile_s", "compile s"),
+    ("break_even_calls", "break-even calls"),
 )
 
 
@@ -547,7 +552,7 @@ def prepare_metrics(session: Session) -> pd.DataFrame:
 def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Small bars per metric: kernels per iteration, busy %, compile time and break-even calls."""
     long = prepare_metrics(session)
-    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.08)
+    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.1)
     for col, (metric, _) in enumerate(METRICS, start=1):
         rows = long[long.metric == metric]
         fig.add_trace(go.Bar(x=rows["mode"], y=rows.value, text=rows.text, textposition="outside", cliponaxis=False,
@@ -712,7 +717,9 @@ def methodology_figure(table: pd.DataFrame, settings: ChartSettings = DEFAULT_SE
                      gridcolor="#EEEEEE")
     fig.update_layout(barmode="group")
     fig.update_annotations(font_size=settings.font_size)
-    return _style(fig, settings, "Naive loop vs proper measurement", settings.chart_px)
+    _style(fig, settings, "Naive loop vs proper measurement", settings.chart_px)
+    fig.update_layout(legend={"yanchor": "top", "y": -0.1})  # the subplot titles take the top edge
+    return fig
 
 
 def find_source(run: ModeRun, name: str) -> str | None:

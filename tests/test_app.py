@@ -92,7 +92,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     assert latency["text"][1] == f"{session.run('default').speedup:.2f}× vs eager"
     speedup = next(m for m in at.metric if m.label == "default speedup")
     assert speedup.value == f"{session.run('default').speedup:.2f}×"
-    assert any(m.value == f"### {verdict(session)}" for m in at.markdown)
+    assert any(m.value == f"#### {verdict(session)}" for m in at.markdown)
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 
