@@ -156,7 +156,7 @@ def report(session: Session, settings: ChartSettings) -> None:
     st.markdown(f"**{c.model}** · dim {c.dim} · batch {c.batch}" + (f" · {c.seq}" if c.seq else "")
                 + f" · {c.dtype} · {c.pass_} · dynamic={c.dynamic} · {c.repeats} repeats")
     st.markdown(f"#### {verdict(session)}")
-    ui.show_run_problems(session)
+    ui.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
     show_metrics(session)
     left, right = st.columns(2)
     with left:

@@ -86,13 +86,14 @@ def show_source(session: Session) -> None:
     st.caption(f"Source of data: **{charts.source_line(session)}**")
 
 
-def show_run_problems(session: Session) -> None:
-    """Modes that errored or do not apply, each as a message rather than a traceback."""
+def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
+    """Modes that errored (and, unless the verdict already said so, modes that do not apply), each as a
+    message rather than a traceback."""
     for run in session.runs:
         first = (run.error or "").strip().splitlines()[0] if run.error else ""
-        if run.status == "not_applicable":
+        if run.status == "not_applicable" and not_applicable:
             st.info(f"**{run.mode}** is not applicable here: {first}")
-        elif not run.ok:
+        elif run.status == "error":
             st.error(f"**{run.mode}** failed: {first}")
             if run.error and "\n" in run.error.strip():
                 with st.expander(f"{run.mode}: details"):

@@ -64,10 +64,15 @@ def _style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> 
         font={"size": settings.font_size},
         height=height,
         margin={"l": 10, "r": 10, "t": 60 + settings.title_size, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                "font": {"size": settings.font_size}},
         hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
         plot_bgcolor="white",
     )
+    # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font.
+    axis = {"tickfont": {"size": settings.font_size}, "title_font": {"size": settings.font_size}}
+    fig.update_xaxes(**axis)
+    fig.update_yaxes(**axis)
     return fig
 
 

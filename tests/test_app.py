@@ -104,7 +104,8 @@ def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_sessio
     assert any("cpu-linear_ln_gelu.json.gz" in i.value for i in at.info)
     assert any("Recorded session" in c.value and ln_gelu_session.environment.torch_version in c.value
                for c in at.caption)
-    assert any("reduce-overhead" in i.value and "not applicable" in i.value for i in at.info)
+    assert any("reduce-overhead is not applicable" in m.value for m in at.markdown)
+    assert next(m for m in at.metric if m.label == "reduce-overhead").value == "not applicable"
     timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
     assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
 
