@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import gzip
 import json
 import logging
@@ -217,34 +218,50 @@ def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...
 
 def make_step(config: RunConfig, model: torch.nn.Module, target: Callable[..., Any],
               inputs: tuple[torch.Tensor, ...]) -> Callable[[], None]:
-    """One iteration: a forward under no_grad, or a forward and backward for the train pass."""
+    """One iteration: a forward, or a forward and backward for the train pass. Callers set the grad
+    mode once around their loops (`grad_mode`), as a timing script would, not on every call."""
     if config.pass_ == "train":
         def train_step() -> None:
             model.zero_grad(set_to_none=True)
             target(*inputs).float().sum().backward()
         return train_step
+    return lambda: target(*inputs)
 
-    def inference_step() -> None:
-        with torch.no_grad():
-            target(*inputs)
-    return inference_step
+
+def grad_mode(config: RunConfig) -> contextlib.AbstractContextManager[None]:
+    """no_grad for the inference pass; autograd on for the train pass."""
+    return torch.set_grad_enabled(config.pass_ == "train")
 
 
 def time_calls(step: Callable[[], None], device: torch.device, calls: int) -> float:
     """Mean ms per call over `calls` calls: CUDA events on a GPU, perf_counter around synced work on a CPU."""
-    if device.type == "cuda":
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize(device)
-        start.record()
+    with _gc_paused():
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize(device)
+            start.record()
+            for _ in range(calls):
+                step()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / calls
+        t0 = time.perf_counter()
         for _ in range(calls):
             step()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / calls
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        step()
-    return (time.perf_counter() - t0) * 1e3 / calls
+        return (time.perf_counter() - t0) * 1e3 / calls
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No garbage collection inside a timed loop (as `timeit` does): a worker that has compiled many
+    graphs holds a large heap, and a collection pass in the loop would be timed as the model's cost."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def warm_until_steady(step: Callable[[], None], device: torch.device, minimum: int, limit: int = 100) -> int:
@@ -294,11 +311,10 @@ def profile(step: Callable[[], None], device: torch.device, iterations: int) -> 
         return json.loads(path.read_text())
 
 
-def explain(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], train: bool) -> tuple[int, list[GraphBreak]]:
+def explain(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[int, list[GraphBreak]]:
     """Graph count and each break's reason with the user's source line (`torch._dynamo.explain`)."""
     reset_dynamo()
-    with torch.set_grad_enabled(train):
-        result = torch._dynamo.explain(model)(*inputs)
+    result = torch._dynamo.explain(model)(*inputs)
     breaks = []
     for reason in result.break_reasons:
         frame = reason.user_stack[-1] if reason.user_stack else None
@@ -312,12 +328,19 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
     """Measure one mode of `config` in this process. Errors propagate to the worker, which reports them."""
     reset_dynamo()
     model, inputs, device = prepare(config)
-    compiled = mode != "eager"
     run = ModeRun(mode=mode)
+    with grad_mode(config):
+        _measure(config, mode, run, model, inputs, device, progress)
+    return run
+
+
+def _measure(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+             device: torch.device, progress: Progress) -> None:
+    compiled = mode != "eager"
     with listening() as listener:
         if compiled:
             progress(f"{mode}: explaining graphs")
-            run.graph_count, run.graph_breaks = explain(model, inputs, config.pass_ == "train")
+            run.graph_count, run.graph_breaks = explain(model, inputs)
             target: Callable[..., Any] = torch.compile(model, mode=mode, dynamic=config.dynamic)
         else:
             target = model
@@ -356,7 +379,6 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
                 run.kernel_sources[name] = Path(path).read_text()
     run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
     run.logs = listener.lines
-    return run
 
 
 def _recompiles() -> int:

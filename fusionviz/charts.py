@@ -710,8 +710,8 @@ def methodology_figure(table: pd.DataFrame, settings: ChartSettings = DEFAULT_SE
         error = ({"type": "data", "symmetric": False, "array": speed.high - speed.proper,
                   "arrayminus": speed.proper - speed.low} if method == "proper" else None)
         fig.add_trace(go.Bar(x=["speedup"], y=speed[method], name=method, marker_color=colour, error_y=error,
-                             text=[f"{v:.2f}×" for v in speed[method]], textposition="outside", cliponaxis=False,
-                             legendgroup=method), row=1, col=1)
+                             text=[f"{v:.2f}×" for v in speed[method]], textposition="inside",
+                             insidetextanchor="start", legendgroup=method), row=1, col=1)
         fig.add_trace(go.Bar(x=labels, y=kernels[method], name=method, marker_color=colour, showlegend=False,
                              text=[f"{v:g}" for v in kernels[method]], textposition="outside", cliponaxis=False,
                              legendgroup=method), row=1, col=2)

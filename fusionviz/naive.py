@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fusionviz.capture import _sync, make_step, prepare, reset_dynamo
+from fusionviz.capture import _sync, grad_mode, make_step, prepare, reset_dynamo
 from fusionviz.config import RunConfig
 
 Progress = Callable[[str], None]
@@ -50,6 +50,11 @@ def _key_average_rows(step: Callable[[], None], device: torch.device) -> int:
 
 
 def measure(config: RunConfig, mode: str, calls: int, progress: Progress) -> NaiveResult:
+    with grad_mode(config):
+        return _measure(config, mode, calls, progress)
+
+
+def _measure(config: RunConfig, mode: str, calls: int, progress: Progress) -> NaiveResult:
     reset_dynamo()
     model, inputs, device = prepare(config)
     eager = make_step(config, model, model, inputs)

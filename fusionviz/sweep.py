@@ -1,9 +1,9 @@
-"""Dynamic vs static shapes: run a schedule of input sizes under each strategy and record what compiles.
+"""Dynamic vs static shapes: run a schedule of input sizes under each strategy; record what compiles.
 
-Runs inside the worker (imports torch). Compiles, their times and their recompile reasons come from
-Dynamo's compilation metrics (`torch._dynamo.utils.get_compilation_metrics`), not from scraping logs;
-the recompile limit shows as a metric whose failure reason says so, after which Dynamo runs the frame
-in eager for good. Sweeps measure inference (under no_grad).
+Runs inside the worker (imports torch), inference under no_grad. Compiles, their times and their
+recompile reasons come from Dynamo's compilation metrics (`torch._dynamo.utils.get_compilation_metrics`),
+not from scraping logs; the recompile limit shows as a metric whose failure reason says so, after which
+Dynamo runs the frame in eager for good.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def run_sweep(config: RunConfig, request_data: dict[str, Any], progress: Progres
     for strategy in request.strategies:
         progress(f"{strategy}: running {len(sizes)} calls")
         try:
-            sweep.strategies.append(_run_strategy(config, request, strategy, sizes, buckets, kernel_size, progress))
+            with torch.no_grad():
+                sweep.strategies.append(_run_strategy(config, request, strategy, sizes, buckets, kernel_size,
+                                                      progress))
         except torch.OutOfMemoryError:
             raise
         except Exception as exc:
@@ -73,13 +75,11 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
 
     def call(size: int) -> None:
         args = inputs[size]
-        with torch.no_grad():
-            if strategy == "buckets":
-                target = next((b for b in buckets if b >= size), size)
-                padded = tuple(_pad(t, axis, target) for t in args)
-                compiled(*padded).narrow(axis, 0, size)
-            else:
-                compiled(*args)
+        if strategy == "buckets":
+            target = next((b for b in buckets if b >= size), size)
+            compiled(*(_pad(t, axis, target) for t in args)).narrow(axis, 0, size)
+        else:
+            compiled(*args)
 
     run = StrategyRun(strategy=strategy)
     seen_reasons: list[str] = []

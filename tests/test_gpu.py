@@ -39,7 +39,8 @@ def test_reduce_overhead_replays_a_cuda_graph_with_an_input_copy(ln_gelu_gpu: Se
     ro = ln_gelu_gpu.run("reduce-overhead")
     kernels = iteration_kernels(ro)
     assert ro.ok and (kernels.kernel_class == "copy").any()
-    assert ro.summary.launches_per_iteration < ln_gelu_gpu.run("default").summary.launches_per_iteration
+    # The graph's kernels replay from one cudaGraphLaunch: fewer launch calls than kernels.
+    assert ro.summary.launches_per_iteration < ro.summary.kernels_per_iteration
 
 
 def test_timings_are_cuda_events(ln_gelu_gpu: Session) -> None:
@@ -54,6 +55,7 @@ def test_mlp_fp32_default_splits_the_bias_from_the_gemm(worker: Worker) -> None:
     session = run_session(config, worker=worker)
     eager, default = (iteration_kernels(session.run(m)) for m in ("eager", "default"))
     assert (eager.kernel_class == "gemm").sum() == 3
-    assert (default.kernel_class == "gemm").sum() == 3
-    assert (default.kernel_class == "triton_pointwise").sum() >= 1
+    # Inductor calls cuBLAS without the bias (mm), then adds bias and ReLU in a Triton kernel.
+    assert (default.kernel_class == "gemm").sum() >= 3
+    assert default.fused_ops.map(lambda ops: ops == ["addmm", "relu"]).sum() == 2
     assert len(default) > len(eager)
