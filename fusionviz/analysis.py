@@ -87,35 +87,63 @@ LINK_COLUMNS: dict[str, str] = {
 def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
     """Which eager kernels each compiled kernel absorbed, matched by op family in launch order.
 
-    A compiled GEMM takes the next eager GEMM; a fused kernel that names a matmul without being one
-    (Inductor's `addmm_relu` bias epilogue) points back at the GEMM it follows; other ops take the
-    next eager kernel of their family. Eager kernels left unmatched did not map to anything.
+    Kernels launched by one op call (a GEMM split in two kernels) count as one unit on either side. A
+    compiled GEMM takes the next eager GEMM; a fused kernel that names a matmul without being one
+    (Inductor's `addmm_relu` bias epilogue) points back at the GEMM it follows; other ops take the next
+    eager unit of their family. Eager kernels left unmatched did not map to anything.
     """
-    by_family: dict[str, list[int]] = {}
-    for i, ops in enumerate(eager.fused_ops):
-        for family in dict.fromkeys(op_family(op) for op in ops):
-            by_family.setdefault(family, []).append(i)
+    units = _op_units(eager)
+    by_family: dict[str, list[list[int]]] = {}
+    for unit in units:
+        first = eager.iloc[unit[0]]
+        for family in _families(first.fused_ops, first.kernel_class):
+            by_family.setdefault(family, []).append(unit)
     taken: dict[str, int] = {}
-    last: dict[str, int] = {}
+    last: dict[str, list[int]] = {}
     links = []
-    for ci, (ops, kernel_class) in enumerate(zip(compiled.fused_ops, compiled.kernel_class, strict=True)):
-        makes_gemm = kernel_class in ("gemm", "triton_template")
-        for family in dict.fromkeys(op_family(op) for op in ops):
-            candidates = by_family.get(family)
-            if not candidates:
-                continue
-            if family == "matmul" and not makes_gemm and family in last:
-                ei = last[family]
-            elif taken.get(family, 0) < len(candidates):
-                ei = candidates[taken.get(family, 0)]
-                taken[family] = taken.get(family, 0) + 1
-                last[family] = ei
-            elif family in last:
-                ei = last[family]
-            else:
-                continue
-            links.append({"eager_index": ei, "compiled_index": ci, "family": family})
+    previous: tuple[int, dict[str, list[int]]] | None = None
+    for ci, (ops, kernel_class, op_id) in enumerate(
+            zip(compiled.fused_ops, compiled.kernel_class, compiled.op_id, strict=True)):
+        if previous is not None and op_id != -1 and op_id == previous[0]:
+            chosen = previous[1]  # another kernel of the same op call: same eager counterparts
+        else:
+            chosen = {}
+            makes_gemm = kernel_class in ("gemm", "triton_template")
+            for family in _families(ops, kernel_class):
+                candidates = by_family.get(family)
+                if not candidates:
+                    continue
+                if family == "matmul" and not makes_gemm and family in last:
+                    chosen[family] = last[family]
+                elif taken.get(family, 0) < len(candidates):
+                    chosen[family] = last[family] = candidates[taken.get(family, 0)]
+                    taken[family] = taken.get(family, 0) + 1
+                elif family in last:
+                    chosen[family] = last[family]
+        previous = (op_id, chosen)
+        links += [{"eager_index": ei, "compiled_index": ci, "family": family}
+                  for family, unit in chosen.items() for ei in unit]
     return pd.DataFrame(links, columns=list(LINK_COLUMNS))
+
+
+def _op_units(kernels: pd.DataFrame) -> list[list[int]]:
+    """Consecutive kernels launched by one op call, grouped: [[0], [1, 2], [3]...]."""
+    units: list[list[int]] = []
+    last_id = None
+    for i, op_id in enumerate(kernels.op_id):
+        if units and op_id != -1 and op_id == last_id:
+            units[-1].append(i)
+        else:
+            units.append([i])
+        last_id = op_id
+    return units
+
+
+def _families(ops: list[str], kernel_class: str) -> list[str]:
+    """Op families of a kernel; a library GEMM replayed in a CUDA graph has no launching op, but is a matmul."""
+    if not ops and kernel_class == "gemm":
+        return ["matmul"]
+    return list(dict.fromkeys(op_family(op) for op in ops))
 
 
 def _ratio_words(speedup: float) -> str:

@@ -24,6 +24,7 @@ KERNEL_COLUMNS: dict[str, str] = {
     "grid": "launch grid as 'x,y,z'; '' where unknown",
     "block": "thread block as 'x,y,z'; '' where unknown",
     "launch_op": "the CPU op that launched it (profiler correlation / External id); the op itself on the CPU",
+    "op_id": "the launching op's External id: kernels of one op call share it; -1 where unknown (graph replays)",
     "input_shapes": "input shapes of the launching op, as text",
     "fused_ops": "the source ATen ops the kernel covers (from its Inductor name, or its launching op)",
     "source_file": "the generated source file of an Inductor kernel; '' otherwise",

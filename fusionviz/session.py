@@ -126,6 +126,7 @@ class ModeRun:
     def kernel_frame(self) -> pd.DataFrame:
         """The kernel table (columns documented in `kernels.KERNEL_COLUMNS`)."""
         frame = pd.DataFrame(self.kernels, columns=list(KERNEL_COLUMNS))
+        frame["op_id"] = frame["op_id"].fillna(-1).astype(int)  # absent from sessions before it was added
         return validate_frame(frame, KERNEL_COLUMNS, f"{self.mode} kernel table")
 
     def cpu_op_frame(self) -> pd.DataFrame:

@@ -206,7 +206,8 @@ def _cpu_kernel(iteration: int, e: _Event, steps: list[_Event], graph: str) -> d
     return {
         "iteration": iteration, "name": name, "short_name": short_name(name),
         "kernel_class": classify(name, name, e.cat), "start_us": e.ts - steps[iteration].ts, "dur_us": e.dur,
-        "stream": -1, "grid": "", "block": "", "launch_op": name, "input_shapes": _shapes(e.args),
+        "stream": -1, "grid": "", "block": "", "launch_op": name, "op_id": _op_id(e.args),
+        "input_shapes": _shapes(e.args),
         "fused_ops": fused,
         "source_file": "", "graph": graph,
     }
@@ -242,11 +243,17 @@ def _device_kernels(device: list[_Event], host: list[_Event], steps: list[_Event
             "kernel_class": classify(name, launch_op, k.cat), "start_us": k.ts - steps[iteration].ts,
             "dur_us": k.dur, "stream": int(k.args.get("stream", -1) or -1),
             "grid": _dims(k.args.get("grid")), "block": _dims(k.args.get("block")), "launch_op": launch_op,
+            "op_id": _op_id(op.args) if op else -1,
             "input_shapes": _shapes(op.args) if op else "", "fused_ops": fused,
             "source_file": str(op.args.get("kernel_file", "")) if op else "",
             "graph": graph_of.get(id(op), "") if op else "",
         })
     return rows
+
+
+def _op_id(args: dict[str, Any]) -> int:
+    ext = args.get("External id")
+    return int(ext) if isinstance(ext, int) else -1
 
 
 def _dims(value: Any) -> str:
