@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fusionviz.catalog import CATALOG
+from fusionviz.config import ConfigError
 
 Inputs = tuple[Tensor, ...]
 
@@ -213,7 +214,7 @@ def get_spec(name: str) -> ModelSpec:
         return MODELS[name]
     if ":" in name:
         return _user_spec(name)
-    raise KeyError(f"unknown model {name!r}: choose one of {', '.join(MODELS)} or give package.module:factory")
+    raise ConfigError(f"unknown model {name!r}: choose one of {', '.join(MODELS)} or give package.module:factory")
 
 
 def _user_spec(path: str) -> ModelSpec:
@@ -221,20 +222,11 @@ def _user_spec(path: str) -> ModelSpec:
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise KeyError(f"cannot load {path!r}: {exc}") from exc
-    cache: dict[tuple[int, int, int | None], tuple[nn.Module, Inputs]] = {}
+        raise ConfigError(f"cannot load {path!r}: {exc}; give an importable package.module:factory") from exc
 
-    def made(batch: int, dim: int, seq: int | None) -> tuple[nn.Module, Inputs]:
-        key = (batch, dim, seq)
-        if key not in cache:
-            module, inputs = factory(dim, batch, seq)
-            cache[key] = (module, tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,))
-        return cache[key]
+    def inputs(batch: int, dim: int, seq: int | None) -> Inputs:
+        made = factory(dim, batch, seq)[1]
+        return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 
-    # The user's factory makes module and inputs together; the batch is not known at build time, so the
-    # module is built with a batch of 1 and the inputs with the configured batch.
-    return ModelSpec(
-        name=path,
-        build=lambda dim, seq: made(1, dim, seq)[0],
-        inputs=lambda batch, dim, seq: made(batch, dim, seq)[1],
-    )
+    # The factory makes module and inputs together; the module does not depend on the batch.
+    return ModelSpec(name=path, build=lambda dim, seq: factory(dim, 1, seq)[0], inputs=inputs)

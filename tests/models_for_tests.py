@@ -1,0 +1,30 @@
+"""User-model factories (`package.module:factory`) that misbehave, to show the worker's isolation."""
+
+import os
+import time
+
+import torch
+from torch import nn
+
+
+class _Abort(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        os.abort()  # a hard crash, as a segfaulting extension would give
+
+
+class _Sleepy(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(30)
+        return x
+
+
+def crash(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _Abort(), (torch.randn(batch, dim),)
+
+
+def hang(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _Sleepy(), (torch.randn(batch, dim),)
+
+
+def tiny_mlp(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return nn.Sequential(nn.Linear(dim, dim), nn.ReLU()), (torch.randn(batch, dim),)
