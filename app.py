@@ -50,9 +50,16 @@ def sidebar() -> tuple[RunConfig, bool]:
                                key="modes")
         dynamic = st.selectbox("dynamic", list(DYNAMIC_CHOICES), key="dynamic",
                                help="torch.compile(dynamic=...): false compiles for these exact shapes")
+        with st.expander("Measurement"):
+            repeats = st.slider("Timing repeats", 3, 31, 11, step=2, key="repeats",
+                                help="Repeats of N calls; the bars show their median, p10 and p90")
+            cold = st.checkbox("Cold compile", key="cold", help="Compile in a fresh worker process with an empty "
+                               "Inductor cache, to see what a first-ever compile costs")
+            limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
         clicked = st.button("Run", type="primary", key="run", width="stretch")
     config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, dtype=dtype, device=device, pass_=pass_,
-                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic])
+                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], repeats=repeats,
+                       cold_compile=cold, timeout_s=float(limit))
     return config, clicked
 
 
