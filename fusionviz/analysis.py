@@ -123,7 +123,29 @@ def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:
         previous = (op_id, chosen)
         links += [{"eager_index": ei, "compiled_index": ci, "family": family}
                   for family, unit in chosen.items() for ei in unit]
-    return pd.DataFrame(links, columns=list(LINK_COLUMNS))
+    return _link_leftovers(eager, compiled, pd.DataFrame(links, columns=list(LINK_COLUMNS)))
+
+
+def _link_leftovers(eager: pd.DataFrame, compiled: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
+    """Link the eager kernels left over because Inductor names each op once (`cpp_fused_add_mul_0` may
+    absorb five muls): each goes to the compiled kernel covering its op family whose already linked eager
+    kernels are nearest to it in launch order."""
+    families = [set(_families(ops, kc)) for ops, kc in zip(compiled.fused_ops, compiled.kernel_class, strict=True)]
+    anchor = {ci: float(group.eager_index.mean()) for ci, group in links.groupby("compiled_index")}
+    linked = set(links.eager_index)
+    extra = []
+    for ei, (ops, kernel_class) in enumerate(zip(eager.fused_ops, eager.kernel_class, strict=True)):
+        if ei in linked:
+            continue
+        for family in _families(ops, kernel_class):
+            covering = [ci for ci, fams in enumerate(families) if family in fams]
+            if covering:
+                ci = min(covering, key=lambda c: abs(anchor.get(c, float(ei)) - ei))
+                extra.append({"eager_index": ei, "compiled_index": ci, "family": family})
+                break
+    if not extra:
+        return links
+    return pd.concat([links, pd.DataFrame(extra, columns=links.columns)], ignore_index=True)
 
 
 def _op_units(kernels: pd.DataFrame) -> list[list[int]]:

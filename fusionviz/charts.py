@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 
 from fusionviz.analysis import fusion_links, iteration_kernels, summary_table
 from fusionviz.config import RunConfig
-from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name, op_family
+from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name
 from fusionviz.session import Environment, ModeRun, Session, SessionFileError, read_json_bytes
 from fusionviz.trace import TraceError, parse_trace
 
@@ -309,28 +309,6 @@ COLLAPSE_COLUMNS: dict[str, str] = {
 }
 
 
-def _complete_links(eager: pd.DataFrame, compiled: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
-    """Add the eager kernels `fusion_links` leaves unmatched because Inductor names each op once
-    (`cpp_fused_add_mul_0` may absorb five muls): each goes to the compiled kernel covering its op family
-    whose already linked eager kernels are nearest to it in launch order."""
-    families = [{op_family(op) for op in ops} for ops in compiled.fused_ops]
-    anchor = {ci: float(group.eager_index.mean()) for ci, group in links.groupby("compiled_index")}
-    linked = set(links.eager_index)
-    extra = []
-    for ei, ops in enumerate(eager.fused_ops):
-        if ei in linked:
-            continue
-        for family in dict.fromkeys(op_family(op) for op in ops):
-            covering = [ci for ci, fams in enumerate(families) if family in fams]
-            if covering:
-                ci = min(covering, key=lambda c: abs(anchor.get(c, float(ei)) - ei))
-                extra.append({"eager_index": ei, "compiled_index": ci, "family": family})
-                break
-    if not extra:
-        return links
-    return pd.concat([links, pd.DataFrame(extra, columns=links.columns)], ignore_index=True)
-
-
 def prepare_collapse(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode.
 
@@ -339,7 +317,7 @@ def prepare_collapse(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, p
     straight down and a fusion reads as several lines meeting in one box.
     """
     ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
-    links = _complete_links(ek, ck, fusion_links(ek, ck))
+    links = fusion_links(ek, ck)
     per_compiled = links.groupby("compiled_index").eager_index.apply(list).to_dict()
     eager_degree = links.groupby("eager_index").compiled_index.nunique().to_dict()
     fused_eager = {e for c, es in per_compiled.items() if len(set(es)) > 1 for e in es}
@@ -731,3 +709,265 @@ def find_source(run: ModeRun, name: str) -> str | None:
     """The generated source of a kernel: by its name, or with the CPU profiler's `graph_N_` prefix removed."""
     return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
 
+
+
+# ---- shape sweeps: what each strategy compiles as shapes change, and what it costs ----
+
+# One fixed colour per strategy, so a strategy looks the same in every sweep figure.
+STRATEGY_COLOURS: dict[str, str] = {
+    "static": "#E45756",
+    "dynamic": "#4C78A8",
+    "automatic": "#54A24B",
+    "mark_dynamic": "#B279A2",
+    "buckets": "#F58518",
+}
+FALLBACK_COLOUR = "#000000"
+
+
+def ok_strategies(session: Session) -> list[StrategyRun]:
+    """The strategies of the session's sweep that ran (an errored one has no calls to draw)."""
+    return [s for s in session.sweep.strategies if s.status == "ok"] if session.sweep else []
+
+
+SWEEP_CALL_COLUMNS: dict[str, str] = {
+    "strategy": "the strategy",
+    "index": "call number in the schedule, from 0",
+    "size": "the swept dimension's size in this call",
+    "latency_ms": "wall time of this call, compiles included, ms",
+    "compiled": "this call compiled (a first compile or a recompile)",
+    "compile_s": "compile time inside this call, s",
+    "fell_back_to_eager": "the recompile limit was hit: Dynamo ran this call in eager",
+    "cumulative_s": "wall time of the schedule up to and including this call, s",
+    "reason": "why this call compiled: 'first compile' or Dynamo's recompile reason (guard failure)",
+}
+
+
+def prepare_sweep_calls(session: Session) -> pd.DataFrame:
+    """`analysis.sweep_calls` of the strategies that ran, each compiling call with its reason.
+
+    Dynamo reports each distinct recompile reason once, in order, so the n-th recompiling call of a
+    strategy gets its n-th reason; the first compile has none.
+    """
+    calls = sweep_calls(session)
+    reasons = []
+    for run in ok_strategies(session):
+        guards = [r for r in run.recompile_reasons if not r.startswith("recompile limit hit")]
+        seen = 0
+        for call in run.calls:
+            if not call.compiled:
+                reasons.append("")
+                continue
+            reasons.append("first compile" if seen == 0 else (guards[seen - 1] if seen - 1 < len(guards)
+                                                              else "recompile (no reason reported)"))
+            seen += 1
+    drawn = calls[calls.strategy.isin([s.strategy for s in ok_strategies(session)])].reset_index(drop=True)
+    return drawn.assign(reason=reasons)[list(SWEEP_CALL_COLUMNS)]
+
+
+def recompile_limit_note(session: Session) -> str:
+    """One sentence per strategy that hit the recompile limit: from which call it ran in eager."""
+    notes = []
+    for run in ok_strategies(session):
+        fallen = [c.index for c in run.calls if c.fell_back_to_eager]
+        if run.recompile_limit_hit and fallen:
+            notes.append(f"{run.strategy} hit Dynamo's recompile limit at call {fallen[0]}: it and the "
+                         f"{len(fallen) - 1} calls after it ran in eager, uncompiled")
+    return "; ".join(notes) + ("." if notes else "")
+
+
+def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Latency of every call, one line per strategy on a log scale: compile stalls stand out as peaks,
+    marked with their compile time and recompile reason; eager fallbacks after the recompile limit are
+    crossed out."""
+    calls = prepare_sweep_calls(session)
+    fig = go.Figure()
+    dimension = session.sweep.dimension if session.sweep else "size"
+    for strategy, rows in calls.groupby("strategy", sort=False):
+        colour = STRATEGY_COLOURS.get(str(strategy), "#7F7F7F")
+        fig.add_trace(go.Scatter(
+            x=rows["index"], y=rows.latency_ms, mode="lines+markers", name=str(strategy), legendgroup=str(strategy),
+            line={"color": colour, "width": 2}, marker={"size": 5, "color": colour},
+            customdata=rows[["size"]].to_numpy(),
+            hovertemplate=f"<b>{strategy}</b> call %{{x}}<br>{dimension} %{{customdata[0]}}<br>"
+                          "%{y:.3f} ms<extra></extra>"))
+        compiled = rows[rows.compiled]
+        if len(compiled):
+            fig.add_trace(go.Scatter(
+                x=compiled["index"], y=compiled.latency_ms, mode="markers", name=f"{strategy}: compiled",
+                legendgroup=str(strategy), showlegend=False,
+                marker={"symbol": "diamond", "size": 13, "color": colour, "line": {"width": 1.5, "color": "white"}},
+                customdata=compiled[["size", "compile_s", "reason"]].to_numpy(dtype=object),
+                hovertemplate=f"<b>{strategy} compiled</b> at call %{{x}} ({dimension} %{{customdata[0]}})<br>"
+                              "compile %{customdata[1]:.2f} s of %{y:.0f} ms<br>%{customdata[2]}<extra></extra>"))
+        fallen = rows[rows.fell_back_to_eager]
+        if len(fallen):
+            fig.add_trace(go.Scatter(
+                x=fallen["index"], y=fallen.latency_ms, mode="markers", name=f"{strategy}: ran in eager",
+                legendgroup=str(strategy),
+                marker={"symbol": "x-thin", "size": 14, "color": FALLBACK_COLOUR,
+                        "line": {"width": 2.5, "color": FALLBACK_COLOUR}},
+                customdata=fallen[["size"]].to_numpy(),
+                hovertemplate=f"<b>{strategy}: eager</b> at call %{{x}} ({dimension} %{{customdata[0]}})<br>"
+                              "the recompile limit was hit: Dynamo no longer compiles this frame<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="◆ = compiled in this call",
+                             marker={"symbol": "diamond", "size": 11, "color": "#7F7F7F"}, hoverinfo="skip"))
+    note = recompile_limit_note(session)
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-0.2, xanchor="left", yanchor="top",
+                           showarrow=False, align="left", font={"size": settings.font_size})
+    fig.update_yaxes(type="log", title_text="ms per call (log)", gridcolor="#EEEEEE")
+    fig.update_xaxes(title_text="call in the schedule", gridcolor="#EEEEEE", dtick=1 if len(calls) and
+                     calls["index"].max() < 30 else None)
+    fig = _style(fig, settings, "Latency of every call: compiles are the peaks", settings.chart_px + 40)
+    if note:
+        fig.update_layout(margin={"b": 90 + 2 * settings.font_size})
+    return fig
+
+
+def prepare_sweep_steady(session: Session) -> pd.DataFrame:
+    """Steady-state latency (compiles done) per strategy and size, sizes ascending."""
+    rows = [{"strategy": run.strategy, "size": int(size), "steady_ms": ms}
+            for run in ok_strategies(session) for size, ms in run.steady_ms_by_size.items()]
+    frame = pd.DataFrame(rows, columns=["strategy", "size", "steady_ms"])
+    return frame.sort_values(["strategy", "size"], key=lambda c: c.map(
+        {s.strategy: i for i, s in enumerate(ok_strategies(session))}) if c.name == "strategy" else c,
+        kind="stable").reset_index(drop=True)
+
+
+def sweep_steady_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Steady-state latency against the swept size, one line per strategy: what each pays per call once
+    its compiles are done (padding, masks, symbolic sizes)."""
+    steady = prepare_sweep_steady(session)
+    dimension = session.sweep.dimension if session.sweep else "size"
+    fig = go.Figure()
+    for strategy, rows in steady.groupby("strategy", sort=False):
+        fig.add_trace(go.Scatter(
+            x=rows["size"], y=rows.steady_ms, mode="lines+markers", name=str(strategy),
+            line={"color": STRATEGY_COLOURS.get(str(strategy), "#7F7F7F"), "width": 2}, marker={"size": 7},
+            hovertemplate=f"<b>{strategy}</b><br>{dimension} %{{x}}: %{{y:.4f}} ms<extra></extra>"))
+    fig.update_xaxes(title_text=dimension, gridcolor="#EEEEEE")
+    fig.update_yaxes(title_text="steady-state ms per call", rangemode="tozero", gridcolor="#EEEEEE")
+    return _style(fig, settings, f"Steady-state latency against {dimension}", settings.chart_px)
+
+
+def sweep_leader(calls: pd.DataFrame) -> tuple[str, int] | None:
+    """The strategy with the least cumulative time at the end, and the call from which it stays ahead."""
+    if calls.empty:
+        return None
+    wide = calls.pivot(index="index", columns="strategy", values="cumulative_s")
+    leaders = wide.idxmin(axis=1)
+    best = str(leaders.iloc[-1])
+    behind = leaders[leaders != best]
+    return best, int(behind.index.max()) + 1 if len(behind) else int(leaders.index.min())
+
+
+def sweep_cumulative_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Cumulative wall time against calls, one line per strategy: compiles push a line up, and the
+    strategy lowest at the end pays over this schedule; a dotted line marks where it takes the lead."""
+    calls = prepare_sweep_calls(session)
+    fig = go.Figure()
+    for strategy, rows in calls.groupby("strategy", sort=False):
+        fig.add_trace(go.Scatter(
+            x=rows["index"], y=rows.cumulative_s, mode="lines+markers", name=str(strategy),
+            line={"color": STRATEGY_COLOURS.get(str(strategy), "#7F7F7F"), "width": 2, "shape": "hv"},
+            marker={"size": 5},
+            hovertemplate=f"<b>{strategy}</b><br>after call %{{x}}: %{{y:.3f}} s<extra></extra>"))
+    leader = sweep_leader(calls)
+    title = "Cumulative time over the schedule"
+    if leader:
+        strategy, since = leader
+        title += f": {strategy} is ahead from call {since}"
+        fig.add_vline(x=since, line={"color": STRATEGY_COLOURS.get(strategy, "#7F7F7F"), "dash": "dot", "width": 2})
+    fig.update_xaxes(title_text="call in the schedule", gridcolor="#EEEEEE")
+    fig.update_yaxes(title_text="seconds so far (compiles included)", rangemode="tozero", gridcolor="#EEEEEE")
+    return _style(fig, settings, title, settings.chart_px)
+
+
+def prepare_recompile_reasons(session: Session) -> pd.DataFrame:
+    """Every recompile (guard failure) reason per strategy, in the order Dynamo reported them."""
+    rows = [{"strategy": run.strategy, "n": i, "reason": reason}
+            for run in ok_strategies(session) for i, reason in enumerate(run.recompile_reasons, start=1)]
+    return pd.DataFrame(rows, columns=["strategy", "n", "reason"])
+
+
+def sweep_kernel_frame(run: StrategyRun) -> pd.DataFrame:
+    """The kernels of one profiled call at the sweep's kernel size, in launch order."""
+    frame = validate_frame(pd.DataFrame(run.kernels, columns=list(KERNEL_COLUMNS)).assign(
+        op_id=lambda f: f.op_id.fillna(-1).astype(int)), KERNEL_COLUMNS, f"{run.strategy} kernel table")
+    first = frame[frame.iteration == frame.iteration.min()] if len(frame) else frame
+    return first.sort_values("start_us", kind="stable").reset_index(drop=True)
+
+
+KERNEL_DIFF_COLUMNS: dict[str, str] = {
+    "name": "kernel name (the n-th launch of a name is matched with the other side's n-th)",
+    "kernel_class": "kernel class",
+    "us_a": "duration under strategy A, µs",
+    "us_b": "duration under strategy B, µs",
+    "grid_a": "launch grid under A",
+    "grid_b": "launch grid under B",
+    "difference": "'same', 'grid differs', 'source differs', 'only in A' or 'only in B'",
+}
+
+
+def prepare_sweep_kernel_diff(a: StrategyRun, b: StrategyRun) -> pd.DataFrame:
+    """The kernels of one shape under two strategies, side by side, and how each pair differs."""
+    def keyed(run: StrategyRun) -> pd.DataFrame:
+        frame = sweep_kernel_frame(run)
+        return frame.assign(nth=frame.groupby("name").cumcount())[["name", "nth", "kernel_class", "dur_us", "grid"]]
+
+    merged = keyed(a).merge(keyed(b), on=["name", "nth"], how="outer", suffixes=("_a", "_b"), sort=False)
+    rows = []
+    for r in merged.itertuples():
+        source_a, source_b = _sweep_source(a, r.name), _sweep_source(b, r.name)
+        if pd.isna(r.dur_us_b):
+            difference = "only in A"
+        elif pd.isna(r.dur_us_a):
+            difference = "only in B"
+        elif source_a and source_b and source_a != source_b:
+            difference = "source differs"
+        elif r.grid_a != r.grid_b:
+            difference = "grid differs"
+        else:
+            difference = "same"
+        rows.append({"name": r.name, "kernel_class": r.kernel_class_a if pd.notna(r.kernel_class_a)
+                     else r.kernel_class_b, "us_a": r.dur_us_a, "us_b": r.dur_us_b,
+                     "grid_a": "" if pd.isna(r.grid_a) else r.grid_a, "grid_b": "" if pd.isna(r.grid_b) else r.grid_b,
+                     "difference": difference})
+    return pd.DataFrame(rows, columns=list(KERNEL_DIFF_COLUMNS))
+
+
+def _sweep_source(run: StrategyRun, name: str) -> str | None:
+    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
+
+
+def sweep_source(run: StrategyRun, name: str) -> str | None:
+    """The generated source of a kernel of a strategy's profiled call, if captured."""
+    return _sweep_source(run, name)
+
+
+_SIGNATURE = re.compile(r"^(def \w+\(.*?\):|extern \"C\"[^{]*?\))", re.MULTILINE | re.DOTALL)
+_SIZE_PARAM = re.compile(r"^(ks\d+|s\d+|\w*numel)$")
+
+
+def kernel_signature(source: str) -> str:
+    """The kernel's signature: a Triton `def ...(...):` line or a C++ `extern "C" void kernel(...)`."""
+    found = _SIGNATURE.search(source)
+    return " ".join(found.group(1).split()) if found else ""
+
+
+def size_arguments(source: str) -> list[str]:
+    """Sizes the kernel takes as arguments at run time (ks0, xnumel...): what makes it shape-generic.
+
+    A Triton kernel always lists `xnumel`, but a static one overwrites it with a constant in its body;
+    only parameters the body does not pin to a number count.
+    """
+    signature = kernel_signature(source)
+    inner = signature[signature.find("(") + 1:signature.rfind(")")]
+    params = [p.split(":")[0].split()[-1].strip("*&") for p in inner.split(",") if p.strip()]
+    pinned = set(re.findall(r"^\s+(\w+) = -?\d+\s*$", source, re.MULTILINE))
+    return [p for p in params if _SIZE_PARAM.match(p) and p not in pinned]
+
+
+def source_diff(a: str, b: str, label_a: str, label_b: str) -> str:
+    """The lines that differ between two kernel sources, as a unified diff."""
+    return "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), label_a, label_b, n=0, lineterm=""))
