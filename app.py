@@ -91,12 +91,16 @@ def run(config: RunConfig) -> None:
 
 
 def example_session() -> tuple[Session | None, str]:
-    """A ready session for the first visit: the first recording shipped in sessions/, if any."""
+    """A ready session for the first visit: the first recording shipped in sessions/ that has mode runs
+    (a shape sweep alone has none: it shows on the Dynamic shapes page), if any."""
     for path in ui.recorded_files():
         try:
-            return ui.open_bytes(path.read_bytes(), path.name), path.name
+            session = ui.open_bytes(path.read_bytes(), path.name)
         except SessionFileError as exc:
             st.warning(f"{path.name} could not be opened: {exc}")
+            continue
+        if session.runs:
+            return session, path.name
     return None, ""
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from fusionviz import charts
 from fusionviz.charts import ChartSettings
-from fusionviz.session import ModeRun, Session
+from fusionviz.session import ModeRun, Session, SessionFileError
 from fusionviz.worker import Worker, WorkerError
 
 PRESENTATION_CSS = """<style>
@@ -80,6 +80,20 @@ def recorded_files() -> list[Path]:
 @st.cache_data(show_spinner="Opening…", max_entries=16)
 def open_bytes(raw: bytes, name: str) -> Session:
     return charts.open_file(raw, name)
+
+
+def recorded_sweeps() -> dict[str, Session]:
+    """The shape-sweep sessions shipped in sessions/, by file name; files that do not open are skipped
+    (the lab and the trace explorer report them)."""
+    found = {}
+    for path in recorded_files():
+        try:
+            session = open_bytes(path.read_bytes(), path.name)
+        except SessionFileError:
+            continue
+        if session.sweep is not None:
+            found[path.name] = session
+    return found
 
 
 def show_source(session: Session) -> None:

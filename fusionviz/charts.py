@@ -8,7 +8,9 @@ exported reports. Sizes and fonts come from a frozen `ChartSettings`, never from
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +19,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis import fusion_links, iteration_kernels, summary_table
+from fusionviz.analysis import fusion_links, iteration_kernels, summary_table, sweep_calls
 from fusionviz.config import RunConfig
-from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name
-from fusionviz.session import Environment, ModeRun, Session, SessionFileError, read_json_bytes
+from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name, validate_frame
+from fusionviz.session import Environment, ModeRun, Session, SessionFileError, StrategyRun, read_json_bytes
 from fusionviz.trace import TraceError, parse_trace
 
 # One fixed colour per kernel class, so a class looks the same in every figure and every session.
@@ -710,7 +712,6 @@ def find_source(run: ModeRun, name: str) -> str | None:
     return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
 
 
-
 # ---- shape sweeps: what each strategy compiles as shapes change, and what it costs ----
 
 # One fixed colour per strategy, so a strategy looks the same in every sweep figure.
@@ -826,12 +827,9 @@ def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SET
 
 def prepare_sweep_steady(session: Session) -> pd.DataFrame:
     """Steady-state latency (compiles done) per strategy and size, sizes ascending."""
-    rows = [{"strategy": run.strategy, "size": int(size), "steady_ms": ms}
-            for run in ok_strategies(session) for size, ms in run.steady_ms_by_size.items()]
-    frame = pd.DataFrame(rows, columns=["strategy", "size", "steady_ms"])
-    return frame.sort_values(["strategy", "size"], key=lambda c: c.map(
-        {s.strategy: i for i, s in enumerate(ok_strategies(session))}) if c.name == "strategy" else c,
-        kind="stable").reset_index(drop=True)
+    rows = [{"strategy": run.strategy, "size": size, "steady_ms": run.steady_ms_by_size[str(size)]}
+            for run in ok_strategies(session) for size in sorted(int(k) for k in run.steady_ms_by_size)]
+    return pd.DataFrame(rows, columns=["strategy", "size", "steady_ms"])
 
 
 def sweep_steady_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
@@ -913,12 +911,15 @@ def prepare_sweep_kernel_diff(a: StrategyRun, b: StrategyRun) -> pd.DataFrame:
     """The kernels of one shape under two strategies, side by side, and how each pair differs."""
     def keyed(run: StrategyRun) -> pd.DataFrame:
         frame = sweep_kernel_frame(run)
-        return frame.assign(nth=frame.groupby("name").cumcount())[["name", "nth", "kernel_class", "dur_us", "grid"]]
+        return frame.assign(nth=frame.groupby("name").cumcount(), pos=frame.index.astype(float))[
+            ["name", "nth", "pos", "kernel_class", "dur_us", "grid"]]
 
-    merged = keyed(a).merge(keyed(b), on=["name", "nth"], how="outer", suffixes=("_a", "_b"), sort=False)
+    merged = keyed(a).merge(keyed(b), on=["name", "nth"], how="outer", suffixes=("_a", "_b"))
+    # Launch order of A, each kernel only B runs placed by its own launch position.
+    merged = merged.assign(order=merged.pos_a.fillna(merged.pos_b - 0.5)).sort_values("order", kind="stable")
     rows = []
     for r in merged.itertuples():
-        source_a, source_b = _sweep_source(a, r.name), _sweep_source(b, r.name)
+        source_a, source_b = sweep_source(a, r.name), sweep_source(b, r.name)
         if pd.isna(r.dur_us_b):
             difference = "only in A"
         elif pd.isna(r.dur_us_a):
@@ -936,13 +937,9 @@ def prepare_sweep_kernel_diff(a: StrategyRun, b: StrategyRun) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(KERNEL_DIFF_COLUMNS))
 
 
-def _sweep_source(run: StrategyRun, name: str) -> str | None:
-    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
-
-
 def sweep_source(run: StrategyRun, name: str) -> str | None:
     """The generated source of a kernel of a strategy's profiled call, if captured."""
-    return _sweep_source(run, name)
+    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
 
 
 _SIGNATURE = re.compile(r"^(def \w+\(.*?\):|extern \"C\"[^{]*?\))", re.MULTILINE | re.DOTALL)

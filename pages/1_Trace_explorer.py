@@ -35,6 +35,10 @@ def pick(label: str, key: str) -> Session | None:
 
 def show_one(session: Session) -> None:
     ui.show_source(session)
+    if session.sweep is not None and not session.runs:
+        st.info("This file is a shape sweep, with no kernel timeline of its own: open it on the **Dynamic "
+                "shapes** page.")
+        return
     ui.show_run_problems(session)
     st.subheader("Kernel timeline")
     ui.show_timeline(session, settings, "x_timeline")
