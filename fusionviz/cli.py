@@ -91,13 +91,13 @@ def default_device() -> str:
 
 
 def _models(as_json: bool) -> int:
-    rows = [{"name": i.name, "purpose": i.purpose, "seq": i.seq_label} for i in CATALOG.values()]
     if as_json:
-        print(json.dumps(rows, indent=2))
-    else:
-        width = max(len(r["name"]) for r in rows)
-        for r in rows:
-            print(f"{r['name']:<{width}}  {r['purpose']}" + (f" [--seq: {r['seq']}]" if r["seq"] else ""))
+        print(json.dumps([{"name": i.name, "purpose": i.purpose, "seq": i.seq_label} for i in CATALOG.values()],
+                         indent=2))
+        return 0
+    width = max(len(name) for name in CATALOG)
+    for i in CATALOG.values():
+        print(f"{i.name:<{width}}  {i.purpose}" + (f" [--seq: {i.seq_label}]" if i.seq_label else ""))
     return 0
 
 

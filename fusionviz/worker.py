@@ -73,7 +73,9 @@ class Worker:
                 timeout_s: float = 900.0) -> dict[str, Any]:
         """Send one job and wait for its result; raises WorkerError on failure, crash or timeout."""
         with self._lock:
-            proc = self._proc if self.alive else self._start()
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                proc = self._start()
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 proc.stdin.write((json.dumps(payload) + "\n").encode())
