@@ -810,13 +810,13 @@ def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SET
                 customdata=fallen[["size"]].to_numpy(),
                 hovertemplate=f"<b>{strategy}: eager</b> at call %{{x}} ({dimension} %{{customdata[0]}})<br>"
                               "the recompile limit was hit: Dynamo no longer compiles this frame<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="◆ = compiled in this call",
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="compiled in this call",
                              marker={"symbol": "diamond", "size": 11, "color": "#7F7F7F"}, hoverinfo="skip"))
     note = recompile_limit_note(session)
     if note:
         fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-0.2, xanchor="left", yanchor="top",
                            showarrow=False, align="left", font={"size": settings.font_size})
-    fig.update_yaxes(type="log", title_text="ms per call (log)", gridcolor="#EEEEEE")
+    fig.update_yaxes(type="log", dtick=1, title_text="ms per call (log)", gridcolor="#EEEEEE")  # decades only
     fig.update_xaxes(title_text="call in the schedule", gridcolor="#EEEEEE", dtick=1 if len(calls) and
                      calls["index"].max() < 30 else None)
     fig = _style(fig, settings, "Latency of every call: compiles are the peaks", settings.chart_px + 40)
@@ -845,7 +845,13 @@ def sweep_steady_figure(session: Session, settings: ChartSettings = DEFAULT_SETT
             hovertemplate=f"<b>{strategy}</b><br>{dimension} %{{x}}: %{{y:.4f}} ms<extra></extra>"))
     fig.update_xaxes(title_text=dimension, gridcolor="#EEEEEE")
     fig.update_yaxes(title_text="steady-state ms per call", rangemode="tozero", gridcolor="#EEEEEE")
-    return _style(fig, settings, f"Steady-state latency against {dimension}", settings.chart_px)
+    return _legend_below(_style(fig, settings, f"Steady-state latency against {dimension}", settings.chart_px + 60))
+
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """Legend under the x axis: five strategies wrap to two lines, which would cover a half-width title."""
+    fig.update_layout(legend={"yanchor": "top", "y": -0.22}, margin={"b": 110})
+    return fig
 
 
 def sweep_leader(calls: pd.DataFrame) -> tuple[str, int] | None:
@@ -878,7 +884,7 @@ def sweep_cumulative_figure(session: Session, settings: ChartSettings = DEFAULT_
         fig.add_vline(x=since, line={"color": STRATEGY_COLOURS.get(strategy, "#7F7F7F"), "dash": "dot", "width": 2})
     fig.update_xaxes(title_text="call in the schedule", gridcolor="#EEEEEE")
     fig.update_yaxes(title_text="seconds so far (compiles included)", rangemode="tozero", gridcolor="#EEEEEE")
-    return _style(fig, settings, title, settings.chart_px)
+    return _legend_below(_style(fig, settings, title, settings.chart_px + 60))
 
 
 def prepare_recompile_reasons(session: Session) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import gzip
 import pytest
 
 from fusionviz import charts
-from fusionviz.analysis import iteration_kernels
+from fusionviz.analysis import iteration_kernels, sweep_summary
 from fusionviz.config import RunConfig
 from fusionviz.runner import run_session
 from fusionviz.session import Session, SessionFileError
@@ -178,3 +178,97 @@ def test_diff_of_two_runs_counts_kernels_per_iteration(ln_gelu_session: Session)
     pair = charts.prepare_pair_summary(eager, default)
     assert pair["B - A"][0] == pytest.approx(-1.0)
     assert [r.mode for r in charts.pair_session(eager, default, "x", "y").runs] == ["A · x", "B · y"]
+
+
+# ---- shape sweeps: a real small CPU sweep and the shipped H200 sweep ----
+
+def traces_named(fig: object, suffix: str) -> dict[str, object]:
+    return {t.name.removesuffix(suffix): t for t in fig.data if t.name.endswith(suffix)}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("which", ["small_sweep", "shipped_sweep"])
+def test_sweep_latency_has_a_line_per_strategy_and_a_marker_per_compile(which: str,
+                                                                        request: pytest.FixtureRequest) -> None:
+    session: Session = request.getfixturevalue(which)
+    fig = charts.sweep_latency_figure(session)
+    lines = {t.name: t for t in fig.data if t.mode == "lines+markers"}
+    assert list(lines) == [s.strategy for s in session.sweep.strategies]
+    assert fig.layout.yaxis.type == "log"
+    compiled = traces_named(fig, ": compiled")
+    for run in session.sweep.strategies:
+        assert list(lines[run.strategy].y) == pytest.approx([c.latency_ms for c in run.calls])
+        assert list(compiled[run.strategy].x) == [c.index for c in run.calls if c.compiled]
+        reasons = [row[2] for row in compiled[run.strategy].customdata]
+        assert reasons[0] == "first compile"
+        assert reasons[1:] == [r for r in run.recompile_reasons if not r.startswith("recompile limit")]
+        assert [row[1] for row in compiled[run.strategy].customdata] == pytest.approx(
+            [c.compile_s for c in run.calls if c.compiled])
+    assert not traces_named(fig, ": ran in eager")  # no strategy hit the recompile limit here
+    assert charts.recompile_limit_note(session) == ""
+
+
+def test_sweep_latency_marks_eager_fallbacks_with_a_note(small_sweep: Session) -> None:
+    # The real static run, as it reads once Dynamo gives up after call 4 (the session is copied, not changed).
+    static = small_sweep.sweep.strategies[0]
+    calls = [dataclasses.replace(c, fell_back_to_eager=c.index >= 4) for c in static.calls]
+    fallen = dataclasses.replace(small_sweep, sweep=dataclasses.replace(
+        small_sweep.sweep, strategies=[dataclasses.replace(static, calls=calls, recompile_limit_hit=True)]))
+    fig = charts.sweep_latency_figure(fallen)
+    assert list(traces_named(fig, ": ran in eager")["static"].x) == [4, 5]
+    note = charts.recompile_limit_note(fallen)
+    assert "static hit Dynamo's recompile limit at call 4" in note
+    assert [a.text for a in fig.layout.annotations] == [note]
+
+
+def test_sweep_steady_and_cumulative_agree_with_the_session(shipped_sweep: Session) -> None:
+    steady = charts.sweep_steady_figure(shipped_sweep)
+    for trace, run in zip(steady.data, shipped_sweep.sweep.strategies, strict=True):
+        assert trace.name == run.strategy
+        assert list(trace.x) == sorted(int(k) for k in run.steady_ms_by_size)
+        assert list(trace.y) == pytest.approx([run.steady_ms_by_size[str(x)] for x in trace.x])
+    assert steady.layout.xaxis.title.text == "seq"
+
+    cumulative = charts.sweep_cumulative_figure(shipped_sweep)
+    totals = {t.name: t.y[-1] for t in cumulative.data}
+    summary = sweep_summary(shipped_sweep).set_index("strategy")
+    assert totals == pytest.approx(summary.total_s.to_dict())
+    winner, since = charts.sweep_leader(charts.prepare_sweep_calls(shipped_sweep))
+    assert winner == min(totals, key=totals.get)
+    assert f"{winner} is ahead from call {since}" in cumulative.layout.title.text
+    # static's seven compiles at ~1-3 s each make it the slowest over this schedule
+    assert max(totals, key=totals.get) == "static"
+
+
+def test_recompile_reasons_table(shipped_sweep: Session) -> None:
+    reasons = charts.prepare_recompile_reasons(shipped_sweep)
+    counts = reasons.groupby("strategy").size().to_dict()
+    assert counts == {"static": 6, "automatic": 1, "buckets": 3}
+    assert reasons.reason.str.contains("size mismatch at index 1").all()  # seq is dimension 1
+
+
+def test_sweep_kernels_static_against_dynamic_on_the_cpu(small_sweep: Session) -> None:
+    static, dynamic = small_sweep.sweep.strategies
+    diff = charts.prepare_sweep_kernel_diff(static, dynamic)
+    assert list(diff.name) == list(charts.sweep_kernel_frame(static).name)  # same kernels, launch order
+    fused = diff[diff.kernel_class == "cpp_fused"]
+    assert len(fused) and (fused.difference == "source differs").all()
+    assert (diff[diff.kernel_class == "gemm"].difference == "same").all()
+    name = fused.name.iloc[0]
+    static_src, dynamic_src = charts.sweep_source(static, name), charts.sweep_source(dynamic, name)
+    assert charts.size_arguments(dynamic_src) == ["ks0"]  # the batch arrives as an argument
+    assert charts.size_arguments(static_src) == []
+    assert "ks0" in charts.kernel_signature(dynamic_src) and charts.kernel_signature(static_src).startswith("extern")
+    assert "+" in charts.source_diff(static_src, dynamic_src, "static", "dynamic")
+
+
+def test_sweep_kernels_static_against_dynamic_on_the_gpu(shipped_sweep: Session) -> None:
+    static, dynamic = shipped_sweep.sweep.strategies[:2]
+    diff = charts.prepare_sweep_kernel_diff(static, dynamic)
+    assert len(diff) == len(static.kernels) and not diff.difference.str.startswith("only").any()
+    triton = diff[diff.name.str.startswith("triton_")]
+    assert (triton.difference == "source differs").all()
+    for name in triton.name:
+        # A static Triton kernel pins xnumel to a constant in its body; the dynamic one takes it at run time.
+        assert charts.size_arguments(charts.sweep_source(dynamic, name)) == ["xnumel"]
+        assert charts.size_arguments(charts.sweep_source(static, name)) == []
+        assert charts.kernel_signature(charts.sweep_source(dynamic, name)).startswith(f"def {name}(")

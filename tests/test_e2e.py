@@ -6,6 +6,7 @@ Uses Debian's /usr/bin/chromium through pip playwright (no browser download); sk
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from fusionviz.session import Session
+from tests.conftest import SHIPPED_SWEEP
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "screenshots"
@@ -39,9 +41,11 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, ln_gelu_session: Session) -> Iterator[str]:
-    """`streamlit run app.py` on a free localhost port, with one recorded session shipped in its sessions/."""
+    """`streamlit run app.py` on a free localhost port, with a recorded session and the shipped H200 sweep in its
+    sessions/."""
     sessions = tmp_path_factory.mktemp("sessions")
     ln_gelu_session.save(sessions / "cpu-linear_ln_gelu.json.gz")
+    shutil.copy(SHIPPED_SWEEP, sessions / SHIPPED_SWEEP.name)
     port = free_port()
     log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
     proc = subprocess.Popen(
@@ -181,4 +185,17 @@ def test_methodology_page(server: str, browser: Browser) -> None:
     wait_for_charts(page, 1)
     no_exceptions(page)
     page.screenshot(path=str(SHOTS / "methodology.png"))
+    page.close()
+
+
+def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: Browser) -> None:
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/Dynamic_shapes")
+    page.get_by_text("You are looking at").wait_for(timeout=60_000)
+    settle(page)
+    wait_for_charts(page, 3)
+    assert page.get_by_text("Recorded session: NVIDIA H200").count() == 1
+    assert page.get_by_text("Lines that differ").count() == 1
+    no_exceptions(page)
+    page.screenshot(path=str(SHOTS / "dynamic-shapes-h200-sweep.png"))
     page.close()
