@@ -385,6 +385,8 @@ def _recompiles() -> int:
     """Compiles of a frame after its first (compile ids `frame/n` with n > 0)."""
     total = 0
     for metric in torch._dynamo.utils.get_compilation_metrics():
+        if getattr(metric, "is_runtime", False):
+            continue
         compile_id = str(getattr(metric, "compile_id", "") or "")
         parts = compile_id.split("/")
         if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 0:

@@ -73,18 +73,26 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
                 torch._dynamo.mark_dynamic(t, axis)
     compiled = torch.compile(model, dynamic=_DYNAMIC[strategy])
 
+    def shape_of(size: int) -> int:
+        """The size the compiled code sees: the bucket for pad-to-buckets, else the size itself."""
+        return next((b for b in buckets if b >= size), size) if strategy == "buckets" else size
+
     def call(size: int) -> None:
         args = inputs[size]
         if strategy == "buckets":
-            target = next((b for b in buckets if b >= size), size)
-            compiled(*(_pad(t, axis, target) for t in args)).narrow(axis, 0, size)
+            compiled(*(_pad(t, axis, shape_of(size)) for t in args)).narrow(axis, 0, size)
         else:
             compiled(*args)
 
     run = StrategyRun(strategy=strategy)
     seen_reasons: list[str] = []
+    # Inductor reuses kernel names across recompiles, so the source shown for `kernel_size` must come from
+    # the compile that serves it: the latest compile at or before the first call of that shape.
+    latest_code: list[str] = []
+    serving_code: list[str] | None = None
     with listening() as listener:
         for index, size in enumerate(sizes):
+            code_before = len(listener.output_code)
             before = len(torch._dynamo.utils.get_compilation_metrics())
             _sync(device)
             t0 = time.perf_counter()
@@ -92,7 +100,12 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
             _sync(device)
             elapsed = time.perf_counter() - t0
             new = torch._dynamo.utils.get_compilation_metrics()[before:]
-            ok = [m for m in new if not m.fail_reason]
+            # Runtime entries (Triton autotuning at a kernel's first launch) are not compiles of the frame.
+            ok = [m for m in new if not m.fail_reason and not getattr(m, "is_runtime", False)]
+            if len(listener.output_code) > code_before:
+                latest_code = listener.output_code[code_before:]
+            if serving_code is None and shape_of(size) == shape_of(kernel_size):
+                serving_code = latest_code
             for m in new:
                 if m.recompile_reason and m.recompile_reason not in seen_reasons:
                     seen_reasons.append(m.recompile_reason)
@@ -118,7 +131,7 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
     run.recompile_reasons = seen_reasons
     run.kernels = parsed.kernels.to_dict("records")
     names = set(parsed.kernels.name)
-    run.kernel_sources = {k: v for k, v in kernel_sources(listener.output_code).items() if k in names}
+    run.kernel_sources = {k: v for k, v in kernel_sources(serving_code or listener.output_code).items() if k in names}
     return run
 
 

@@ -13,7 +13,7 @@ from fusionviz.trace import parse_trace
 DATA = Path(__file__).parent / "data"
 
 
-def load(name: str):  # noqa: ANN201
+def load(name: str):
     return parse_trace(read_json_bytes((DATA / name).read_bytes(), name))
 
 

@@ -93,3 +93,13 @@ def test_generated_schedules_are_deterministic_and_bounded() -> None:
     random = sweep_sizes(MLP, SweepRequest(schedule="random", calls=8))
     assert random == sweep_sizes(MLP, SweepRequest(schedule="random", calls=8))
     assert all(2 <= s <= 16 for s in random)
+
+
+def test_kernel_source_comes_from_the_compile_that_serves_the_profiled_shape(small_sweep: Session) -> None:
+    # Inductor reuses kernel names across recompiles: the static source must be batch 8's (8 x 32 = 256
+    # elements), not the last compile's (batch 12: 384); the dynamic one takes the size as an argument.
+    assert small_sweep.sweep.kernel_size == 8
+    static, dynamic = small_sweep.sweep.strategies
+    (source,) = static.kernel_sources.values()
+    assert "256L" in source and "384L" not in source
+    assert all("ks0" in s for s in dynamic.kernel_sources.values())
