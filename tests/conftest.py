@@ -13,7 +13,7 @@ from fusionviz.session import Session
 from fusionviz.worker import Worker
 
 DATA = Path(__file__).parent / "data"
-SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "h200_sweep_transformer_block.json.gz"
+SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "8_h200_sweep_transformer_block.json.gz"
 
 
 def has_cuda() -> bool:

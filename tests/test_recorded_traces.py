@@ -72,7 +72,7 @@ def test_inspect_json_of_a_plain_trace(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_inspect_json_of_a_recorded_session(capsys: pytest.CaptureFixture[str]) -> None:
-    path = Path(__file__).parent.parent / "sessions" / "h200_linear_ln_gelu_float32.json.gz"
+    path = Path(__file__).parent.parent / "sessions" / "3_h200_linear_ln_gelu_float32.json.gz"
     assert main(["inspect", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["label"] for r in report["runs"]] == [
