@@ -136,7 +136,8 @@ def show_graph_breaks(session: Session) -> None:
 
 def show_collapse(session: Session, settings: ChartSettings, *, animated: bool) -> None:
     eager = session.run("eager")
-    compiled = ui.mode_picker(session, "Compiled mode", "collapse_mode", compiled_only=True)
+    compiled = ui.mode_picker(session, "Compiled mode", "animation_mode" if animated else "collapse_mode",
+                              compiled_only=True)
     if eager is None or not eager.ok or compiled is None:
         st.info("The collapse view needs eager and a compiled mode that both ran.")
         return

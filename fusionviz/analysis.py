@@ -177,51 +177,56 @@ def _ratio_words(speedup: float) -> str:
 
 
 def verdict(session: Session) -> str:
-    """Plain sentences, computed from the numbers, that say what happened and why."""
+    """A few plain sentences, computed from the numbers: what happened to the main compiled mode and why,
+    the other modes in brief, whether any compile pays back, and which modes did not run."""
     eager = session.run("eager")
     if eager is None or not eager.ok or eager.summary is None:
         return "Eager did not run, so there is nothing to compare against."
     on_gpu = session.environment.device_kind == "cuda"
     busy = eager.summary.busy_fraction
     bound = busy is not None and busy < 0.5
+    k_eager = eager.summary.kernels_per_iteration
+    measured = [r for r in session.runs if r.mode != "eager" and r.ok and r.speedup is not None and r.summary]
     sentences = []
-    cuda_graph_faster = [r.mode for r in session.runs
-                         if r.ok and r.mode in ("reduce-overhead", "max-autotune") and (r.speedup or 0) >= 1.05]
+    if measured:
+        main, *others = measured
+        k_main = main.summary.kernels_per_iteration if main.summary else k_eager
+        causes = [_kernel_words(k_eager, k_main)]
+        if main.speedup is not None and main.speedup < 1.05 and bound:
+            where = "the GPU is" if on_gpu else "the CPU's kernels are"
+            causes.append(f"the model is launch-bound: {where} busy {busy:.0%} of each eager call")
+        if main.graph_count and main.graph_count > 1:
+            causes.append(f"the model breaks into {main.graph_count} graphs")
+        sentences.append(f"{main.mode} is {_ratio_words(main.speedup or 1.0)} here: {'; '.join(causes)}.")
+        if others:
+            brief = [f"{r.mode} {_ratio_words(r.speedup or 1.0).removesuffix(' than eager')} "
+                     f"({k_eager:g} → {r.summary.kernels_per_iteration if r.summary else 0:g} kernels)"
+                     for r in others]
+            sentences.append("Also: " + ", ".join(brief) + ".")
+        best = max(measured, key=lambda r: r.speedup or 0.0)
+        if best.break_even_calls is not None and best.compile is not None:
+            sentences.append(f"Fastest: {best.mode}; its {best.compile.first_call_s:.1f} s compile pays back after "
+                             f"{best.break_even_calls:,.0f} calls.")
+        else:
+            sentences.append("No compiled mode beats eager, so no compile time is ever paid back.")
+        graphs_help = [r.mode for r in measured if r.mode in ("reduce-overhead", "max-autotune")
+                       and (r.speedup or 0) >= 1.05]
+        if bound and on_gpu and graphs_help:
+            sentences.append(f"{' and '.join(graphs_help)} replay CUDA graphs, which remove the launch gaps.")
     for run in session.runs:
-        if run.mode == "eager":
-            continue
         if run.status == "not_applicable":
-            sentences.append(f"{run.mode} is not applicable here: {(run.error or '').splitlines()[0]}.")
-            continue
-        if not run.ok:
+            sentences.append(f"{run.mode} is not applicable here: {(run.error or '').split(';')[0]}.")
+        elif run.status == "error":
             sentences.append(f"{run.mode} did not run: {(run.error or '').splitlines()[0]}.")
-            continue
-        if run.speedup is None or run.summary is None:
-            continue
-        text = f"{run.mode} is {_ratio_words(run.speedup)} here"
-        causes = []
-        k_e, k_c = eager.summary.kernels_per_iteration, run.summary.kernels_per_iteration
-        if k_c > k_e:
-            causes.append(f"it runs more kernels than eager ({k_e:g} → {k_c:g})")
-        elif k_c < k_e:
-            causes.append(f"fusion cut the kernels from {k_e:g} to {k_c:g}")
-        else:
-            causes.append(f"the kernel count is unchanged ({k_e:g})")
-        if run.speedup < 1.05 and bound:
-            where = "the GPU" if on_gpu else "the CPU's kernels"
-            causes.append(f"the model is launch-bound: {where} {'is' if on_gpu else 'are'} busy "
-                          f"{busy:.0%} of each eager iteration")
-        if run.graph_count and run.graph_count > 1:
-            causes.append(f"the model breaks into {run.graph_count} graphs")
-        if run.break_even_calls is None:
-            causes.append("its compile time is never paid back")
-        else:
-            causes.append(f"its {run.compile.first_call_s:.1f} s compile pays back after "
-                          f"{run.break_even_calls:,.0f} calls" if run.compile else "")
-        sentences.append(text + ": " + "; ".join(c for c in causes if c) + ".")
-    if bound and cuda_graph_faster and on_gpu:
-        sentences.append(f"{' and '.join(cuda_graph_faster)} replay CUDA graphs, which remove the launch gaps.")
     return " ".join(sentences)
+
+
+def _kernel_words(k_eager: float, k_compiled: float) -> str:
+    if k_compiled > k_eager:
+        return f"it runs more kernels than eager ({k_eager:g} → {k_compiled:g})"
+    if k_compiled < k_eager:
+        return f"fusion cut the kernels from {k_eager:g} to {k_compiled:g}"
+    return f"the kernel count is unchanged ({k_eager:g})"
 
 
 SWEEP_SUMMARY_COLUMNS: dict[str, str] = {

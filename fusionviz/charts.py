@@ -62,10 +62,11 @@ DEFAULT_SETTINGS = ChartSettings()
 
 def _style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> go.Figure:
     fig.update_layout(
-        title={"text": title, "font": {"size": settings.title_size}},
+        # The title is pinned to the top and the margin leaves two rows for the legend under it.
+        title={"text": title, "font": {"size": settings.title_size}, "y": 0.995, "yanchor": "top", "yref": "container"},
         font={"size": settings.font_size},
         height=height,
-        margin={"l": 10, "r": 10, "t": 60 + settings.title_size, "b": 40},
+        margin={"l": 10, "r": 10, "t": 40 + settings.title_size + 2 * settings.font_size, "b": 40},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
                 "font": {"size": settings.font_size}},
         hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
@@ -303,6 +304,7 @@ COLLAPSE_COLUMNS: dict[str, str] = {
     "index": "row of that side's iteration kernel table",
     "x": "horizontal slot",
     "name": "kernel name",
+    "label": "what the node is called on the chart: the ops it covers, else its short name",
     "kernel_class": "kernel class",
     "dur_us": "duration, µs",
     "links": "how many kernels of the other side it is linked to",
@@ -338,10 +340,12 @@ def prepare_collapse(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, p
 
     nodes = pd.concat([
         pd.DataFrame({"side": "eager", "index": range(len(ek)), "x": [float(i) for i in range(len(ek))],
-                      "name": ek.name, "kernel_class": ek.kernel_class, "dur_us": ek.dur_us,
+                      "name": ek.name, "label": _node_labels(ek), "kernel_class": ek.kernel_class,
+                      "dur_us": ek.dur_us,
                       "links": [eager_degree.get(i, 0) for i in range(len(ek))],
                       "role": [eager_role(i) for i in range(len(ek))]}),
         pd.DataFrame({"side": "compiled", "index": range(len(ck)), "x": xs, "name": ck.name,
+                      "label": _node_labels(ck),
                       "kernel_class": ck.kernel_class, "dur_us": ck.dur_us,
                       "links": [len(set(per_compiled.get(i, []))) for i in range(len(ck))],
                       "role": [compiled_role(i) for i in range(len(ck))]}),
@@ -369,6 +373,12 @@ _ROLE_STYLE = {  # compiled-node outline: a fusion stands out, a kernel kept one
 }
 
 
+def _node_labels(kernels: pd.DataFrame) -> list[str]:
+    """Library kernels have long names (`sm90_xmma_gemm_…`): a node is labelled by the ops it covers."""
+    return ["+".join(ops) if len(ops) else short
+            for ops, short in zip(kernels.fused_ops, kernels.short_name, strict=True)]
+
+
 def _label(name: str, settings: ChartSettings) -> str:
     text = name.removeprefix("aten::")
     return text if len(text) <= settings.label_chars else text[: settings.label_chars - 1] + "…"
@@ -377,7 +387,7 @@ def _label(name: str, settings: ChartSettings) -> str:
 def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str) -> go.Scatter:
     return go.Scatter(
         x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False,
-        text=[_label(n, settings) for n in nodes.name],
+        text=[_label(n, settings) for n in nodes.label],
         textposition="top center" if y == _Y_EAGER else "bottom center",
         marker={"symbol": "square", "size": settings.font_size * 2.4,
                 "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
@@ -489,24 +499,26 @@ def prepare_latency(session: Session) -> pd.DataFrame:
 
 
 def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
-    """Median latency per call for each mode with its p10–p90 spread, speedup vs eager written on the bar."""
+    """Median latency per call for each mode with its p10–p90 spread; horizontal, eager on top, so that five
+    mode names stay readable; the speedup vs eager stands under each mode's name, clear of the error bar."""
     table = prepare_latency(session)
     colours = ["#7F7F7F" if m == "eager" else ("#54A24B" if (s or 0) >= 1 else "#E45756")
                for m, s in zip(table["mode"], table.speedup.fillna(0), strict=True)]
-    # The speedup goes under the mode's name: written on the bar it would collide with the error bar.
     ticks = [f"<b>{m}</b><br>{label}" for m, label in zip(table["mode"], table.label, strict=True)]
     fig = go.Figure(go.Bar(
-        x=ticks, y=table.median_ms, marker_color=colours, text=table.label, textposition="none",
-        error_y={"type": "data", "symmetric": False, "array": table.err_plus, "arrayminus": table.err_minus,
+        y=ticks, x=table.median_ms, orientation="h", marker_color=colours, text=table.label, textposition="none",
+        error_x={"type": "data", "symmetric": False, "array": table.err_plus, "arrayminus": table.err_minus,
                  "color": "#333333", "thickness": 1.5},
         customdata=table[["p10_ms", "p90_ms"]].to_numpy(),
-        hovertemplate="%{x}<br>median %{y:.4f} ms<br>p10 %{customdata[0]:.4f} · p90 %{customdata[1]:.4f}"
+        hovertemplate="%{y}<br>median %{x:.4f} ms<br>p10 %{customdata[0]:.4f} · p90 %{customdata[1]:.4f}"
                       "<extra></extra>",
         cliponaxis=False,
     ))
     top = float((table.median_ms + table.err_plus).max()) if len(table) else 1.0
-    fig.update_yaxes(title_text="ms per call (median, p10–p90)", range=[0, top * 1.25], gridcolor="#EEEEEE")
-    return _style(fig, settings, "Latency per call", settings.chart_px)
+    fig.update_xaxes(title_text="ms per call (median, p10–p90)", range=[0, top * 1.15], gridcolor="#EEEEEE")
+    fig.update_yaxes(autorange="reversed")
+    height = max(settings.chart_px, 120 + 2 * settings.lane_px // 3 * len(table))
+    return _style(fig, settings, "Latency per call", height)
 
 
 METRICS: tuple[tuple[str, str], ...] = (
@@ -537,16 +549,21 @@ def prepare_metrics(session: Session) -> pd.DataFrame:
 def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Small bars per metric: kernels per iteration, busy %, compile time and break-even calls."""
     long = prepare_metrics(session)
-    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[t for _, t in METRICS], horizontal_spacing=0.1)
-    for col, (metric, _) in enumerate(METRICS, start=1):
+    modes = list(dict.fromkeys(long["mode"]))
+    # Two by two, horizontal bars on one shared list of modes: long mode names read on the left column only.
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in METRICS], shared_yaxes=True,
+                        horizontal_spacing=0.06, vertical_spacing=0.18)
+    for i, (metric, _) in enumerate(METRICS):
         rows = long[long.metric == metric]
-        fig.add_trace(go.Bar(x=rows["mode"], y=rows.value, text=rows.text, textposition="outside", cliponaxis=False,
-                             marker_color=["#7F7F7F" if m == "eager" else "#4C78A8" for m in rows["mode"]],
-                             showlegend=False, hovertemplate="%{x}: %{text}<extra></extra>"), row=1, col=col)
+        fig.add_trace(go.Bar(y=rows["mode"], x=rows.value, text=rows.text, textposition="outside", orientation="h",
+                             cliponaxis=False, showlegend=False, hovertemplate="%{y}: %{text}<extra></extra>",
+                             marker_color=["#7F7F7F" if m == "eager" else "#4C78A8" for m in rows["mode"]]),
+                      row=i // 2 + 1, col=i % 2 + 1)
         top = float(rows.value.max()) if len(rows) else 0.0
-        fig.update_yaxes(range=[0, (top or 1.0) * 1.3], row=1, col=col, gridcolor="#EEEEEE")
+        fig.update_xaxes(range=[0, (top or 1.0) * 1.45], row=i // 2 + 1, col=i % 2 + 1, gridcolor="#EEEEEE")
+    fig.update_yaxes(categoryorder="array", categoryarray=modes, autorange="reversed")
     fig.update_annotations(font_size=settings.font_size)
-    return _style(fig, settings, "Per mode", int(settings.chart_px * 0.8))
+    return _style(fig, settings, "Per mode", max(settings.chart_px, 200 + 2 * settings.lane_px // 3 * len(modes)))
 
 
 # ---- kernel tables and statistics ----

@@ -90,7 +90,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     timeline = figs["Kernel timeline: one steady iteration per mode"]
     assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
     latency = figs["Latency per call"]["data"][0]
-    assert decode(latency["y"]) == pytest.approx([r.latency.median_ms for r in session.runs])
+    assert decode(latency["x"]) == pytest.approx([r.latency.median_ms for r in session.runs])
     assert latency["text"][1] == f"{session.run('default').speedup:.2f}× vs eager"
     speedup = next(m for m in at.metric if m.label == "default speedup")
     assert speedup.value == f"{session.run('default').speedup:.2f}×"

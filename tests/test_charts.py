@@ -132,10 +132,10 @@ def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) 
     fig = charts.latency_figure(ln_gelu_session)
     bar = fig.data[0]
     ok = [r for r in ln_gelu_session.runs if r.ok]
-    assert [x.split("<br>")[0] for x in bar.x] == [f"<b>{r.mode}</b>" for r in ok]
-    assert list(bar.y) == pytest.approx([r.latency.median_ms for r in ok])
-    assert list(bar.error_y.array) == pytest.approx([r.latency.p90_ms - r.latency.median_ms for r in ok])
-    assert bar.text[1] == f"{ln_gelu_session.run('default').speedup:.2f}× vs eager" and bar.text[1] in bar.x[1]
+    assert [y.split("<br>")[0] for y in bar.y] == [f"<b>{r.mode}</b>" for r in ok]
+    assert list(bar.x) == pytest.approx([r.latency.median_ms for r in ok])
+    assert list(bar.error_x.array) == pytest.approx([r.latency.p90_ms - r.latency.median_ms for r in ok])
+    assert bar.text[1] == f"{ln_gelu_session.run('default').speedup:.2f}× vs eager" and bar.text[1] in bar.y[1]
 
 
 def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Session) -> None:

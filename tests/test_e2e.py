@@ -6,7 +6,6 @@ Uses Debian's /usr/bin/chromium through pip playwright (no browser download); sk
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,7 +18,6 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from fusionviz.session import Session
-from tests.conftest import SHIPPED_SWEEP
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "docs" / "screenshots"
@@ -40,12 +38,8 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, ln_gelu_session: Session) -> Iterator[str]:
-    """`streamlit run app.py` on a free localhost port, with a recorded session and the shipped H200 sweep in its
-    sessions/."""
-    sessions = tmp_path_factory.mktemp("sessions")
-    ln_gelu_session.save(sessions / "cpu-linear_ln_gelu.json.gz")
-    shutil.copy(SHIPPED_SWEEP, sessions / SHIPPED_SWEEP.name)
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`streamlit run app.py` on a free localhost port, showing the H200 sessions shipped in sessions/."""
     port = free_port()
     log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
     proc = subprocess.Popen(
@@ -54,7 +48,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, ln_gelu_session: Session) -
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         # One OpenMP thread: on a 2-core test box the browser takes a core, and Inductor's C++ kernels
         # spinning on an OpenMP barrier against it ran 100x slow, which is not what the screenshots should show.
-        env={**os.environ, "FUSIONVIZ_SESSIONS_DIR": str(sessions), "OMP_NUM_THREADS": "1"},
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
         start_new_session=True)
     url = f"http://localhost:{port}"
     deadline = time.monotonic() + 60
@@ -125,6 +119,8 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser) 
     settle(page)
     wait_for_charts(page, 4)
     page.screenshot(path=str(SHOTS / "first-visit-recorded.png"))
+    assert page.get_by_text("Recorded session: NVIDIA H200").count() == 1
+    no_exceptions(page)
 
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.locator('[data-testid="stSelectbox"]').first.click()
