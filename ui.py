@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from fusionviz import charts
+from fusionviz import charts, inspection, sources
 from fusionviz.charts import ChartSettings
 from fusionviz.session import ModeRun, Session, SessionFileError
 from fusionviz.worker import Worker, WorkerError
@@ -79,7 +79,7 @@ def recorded_files() -> list[Path]:
 
 @st.cache_data(show_spinner="Opening…", max_entries=16)
 def open_bytes(raw: bytes, name: str) -> Session:
-    return charts.open_file(raw, name)
+    return inspection.open_file(raw, name)
 
 
 def recorded_sweeps() -> dict[str, Session]:
@@ -143,7 +143,7 @@ def show_timeline(session: Session, settings: ChartSettings, key: str) -> None:
 
 
 def show_kernel_code(run: ModeRun, name: str) -> None:
-    source = charts.find_source(run, name)
+    source = sources.find_source(run, name)
     if source:
         st.markdown(f"**Generated source of `{name}`** ({run.mode})")
         st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True, height=420)

@@ -7,10 +7,7 @@ exported reports. Sizes and fonts come from a frozen `ChartSettings`, never from
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,11 +16,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from fusionviz import sources
 from fusionviz.analysis import fusion_links, iteration_kernels, summary_table, sweep_calls
-from fusionviz.config import RunConfig
-from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, normalise_name, validate_frame
-from fusionviz.session import Environment, ModeRun, Session, SessionFileError, StrategyRun, read_json_bytes
-from fusionviz.trace import TraceError, parse_trace
+from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, validate_frame
+from fusionviz.session import ModeRun, Session, StrategyRun
 
 # One fixed colour per kernel class, so a class looks the same in every figure and every session.
 CLASS_COLOURS: dict[str, str] = {
@@ -77,43 +73,6 @@ def _style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> 
     fig.update_xaxes(**axis)
     fig.update_yaxes(**axis)
     return fig
-
-
-# ---- opening files: a fusionviz session or a plain torch.profiler trace, drawn the same way ----
-
-def session_from_trace(parsed_data: Any, label: str) -> Session:
-    """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
-    with the same timeline, table and statistics as a fusionviz run. Raises TraceError."""
-    parsed = parse_trace(parsed_data)
-    run = ModeRun(
-        mode=label, summary=parsed.summary,
-        kernels=parsed.kernels.to_dict("records"), cpu_ops=parsed.cpu_ops.to_dict("records"),
-    )
-    environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)
-    return Session(config=RunConfig(model=label, device="cpu"), environment=environment, runs=[run],
-                   source="trace", label=label)
-
-
-def open_file(raw: bytes, name: str) -> Session:
-    """A session file or a Chrome trace (either may be gzipped), as a Session. Raises SessionFileError."""
-    data = read_json_bytes(raw, name)
-    if isinstance(data, dict) and data.get("kind") == "fusionviz.session":
-        session = Session.from_dict(data)
-        session.source = "recorded"
-        session.label = session.label or name
-        return session
-    try:
-        return session_from_trace(data, trace_label(name))
-    except TraceError as exc:
-        raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
-
-
-def trace_label(name: str) -> str:
-    """`run.pt.trace.json.gz` → `run.pt.trace`: the label a trace's lane gets."""
-    base = name.rsplit("/", 1)[-1]
-    for suffix in (".gz", ".json"):
-        base = base.removesuffix(suffix)
-    return base
 
 
 def source_line(session: Session) -> str:
@@ -638,13 +597,6 @@ def class_stats_figure(runs: list[ModeRun], settings: ChartSettings = DEFAULT_SE
     return _style(fig, settings, "Kernel time by class", settings.chart_px)
 
 
-def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
-    """Two runs (from two files) as one session, so they share a timeline with one µs axis."""
-    runs = [dataclasses.replace(a, mode=f"A · {label_a}"), dataclasses.replace(b, mode=f"B · {label_b}")]
-    return Session(config=RunConfig(model="comparison"), environment=Environment(), runs=runs, source="trace",
-                   label=f"{label_a} vs {label_b}")
-
-
 def prepare_pair_summary(a: ModeRun, b: ModeRun) -> pd.DataFrame:
     """Per-iteration figures of two runs side by side, with B minus A."""
     rows = []
@@ -722,11 +674,6 @@ def methodology_figure(table: pd.DataFrame, settings: ChartSettings = DEFAULT_SE
     _style(fig, settings, "Naive loop vs proper measurement", settings.chart_px)
     fig.update_layout(legend={"yanchor": "top", "y": -0.1})  # the subplot titles take the top edge
     return fig
-
-
-def find_source(run: ModeRun, name: str) -> str | None:
-    """The generated source of a kernel: by its name, or with the CPU profiler's `graph_N_` prefix removed."""
-    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
 
 
 # ---- shape sweeps: what each strategy compiles as shapes change, and what it costs ----
@@ -942,7 +889,7 @@ def prepare_sweep_kernel_diff(a: StrategyRun, b: StrategyRun) -> pd.DataFrame:
     merged = merged.assign(order=merged.pos_a.fillna(merged.pos_b - 0.5)).sort_values("order", kind="stable")
     rows = []
     for r in merged.itertuples():
-        source_a, source_b = sweep_source(a, r.name), sweep_source(b, r.name)
+        source_a, source_b = sources.sweep_source(a, r.name), sources.sweep_source(b, r.name)
         if pd.isna(r.dur_us_b):
             difference = "only in A"
         elif pd.isna(r.dur_us_a):
@@ -960,34 +907,5 @@ def prepare_sweep_kernel_diff(a: StrategyRun, b: StrategyRun) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(KERNEL_DIFF_COLUMNS))
 
 
-def sweep_source(run: StrategyRun, name: str) -> str | None:
-    """The generated source of a kernel of a strategy's profiled call, if captured."""
-    return run.kernel_sources.get(name) or run.kernel_sources.get(normalise_name(name))
 
 
-_SIGNATURE = re.compile(r"^(def \w+\(.*?\):|extern \"C\"[^{]*?\))", re.MULTILINE | re.DOTALL)
-_SIZE_PARAM = re.compile(r"^(ks\d+|s\d+|\w*numel)$")
-
-
-def kernel_signature(source: str) -> str:
-    """The kernel's signature: a Triton `def ...(...):` line or a C++ `extern "C" void kernel(...)`."""
-    found = _SIGNATURE.search(source)
-    return " ".join(found.group(1).split()) if found else ""
-
-
-def size_arguments(source: str) -> list[str]:
-    """Sizes the kernel takes as arguments at run time (ks0, xnumel...): what makes it shape-generic.
-
-    A Triton kernel always lists `xnumel`, but a static one overwrites it with a constant in its body;
-    only parameters the body does not pin to a number count.
-    """
-    signature = kernel_signature(source)
-    inner = signature[signature.find("(") + 1:signature.rfind(")")]
-    params = [p.split(":")[0].split()[-1].strip("*&") for p in inner.split(",") if p.strip()]
-    pinned = set(re.findall(r"^\s+(\w+) = -?\d+\s*$", source, re.MULTILINE))
-    return [p for p in params if _SIZE_PARAM.match(p) and p not in pinned]
-
-
-def source_diff(a: str, b: str, label_a: str, label_b: str) -> str:
-    """The lines that differ between two kernel sources, as a unified diff."""
-    return "\n".join(difflib.unified_diff(a.splitlines(), b.splitlines(), label_a, label_b, n=0, lineterm=""))

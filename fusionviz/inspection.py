@@ -1,16 +1,26 @@
-"""`inspect`: one report shape for a session file and for a plain torch.profiler Chrome trace.
+"""Opening files: a session or a plain torch.profiler Chrome trace, as a Session; and `inspect`'s report.
 
 No torch import: inspecting a trace costs reading JSON only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from fusionviz.session import SESSION_KIND, Session, SessionFileError, TraceSummary, read_json_bytes
+from fusionviz.config import RunConfig
+from fusionviz.session import (
+    SESSION_KIND,
+    Environment,
+    ModeRun,
+    Session,
+    SessionFileError,
+    TraceSummary,
+    read_json_bytes,
+)
 from fusionviz.trace import TraceError, parse_trace
 
 
@@ -18,33 +28,17 @@ def inspect_file(path: Path) -> dict[str, Any]:
     """`{"source", "runs": [{"label", "device", "iterations", "kernels_per_iteration",
     "gpu_busy_fraction", "kernels": [{"name", "class", "duration_us", "fused_ops"}]}]}`;
     `kernels` lists one iteration's kernels (the representative one) in launch order."""
-    data = read_json_bytes(path.read_bytes(), str(path))
-    if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
-        session = Session.from_dict(data)
-        env = session.environment
-        runs = [
-            _run_report(r.mode, env.device_name or session.config.device, env.device_kind, r.summary,
-                        r.kernel_frame())
-            for r in session.runs
-        ]
-        source = (f"fusionviz session: {session.config.model}, dim {session.config.dim}, batch "
-                  f"{session.config.batch}, {session.config.dtype}, {session.config.pass_}, "
+    session = open_file(path.read_bytes(), str(path))
+    env = session.environment
+    if session.source == "trace":
+        source, device = f"torch.profiler trace {path}", env.device_kind
+    else:
+        c = session.config
+        source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
                   f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
-        return {"source": source, "runs": runs}
-    try:
-        parsed = parse_trace(data)
-    except TraceError as exc:
-        raise SessionFileError(f"{path} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
-    device = "cuda" if parsed.device_kind == "cuda" else "cpu"
-    return {"source": f"torch.profiler trace {path}",
-            "runs": [_run_report(_label(path), device, parsed.device_kind, parsed.summary, parsed.kernels)]}
-
-
-def _label(path: Path) -> str:
-    name = path.name
-    for suffix in (".gz", ".json"):
-        name = name.removesuffix(suffix)
-    return name
+        device = env.device_name or c.device
+    return {"source": source,
+            "runs": [_run_report(r.mode, device, env.device_kind, r.summary, r.kernel_frame()) for r in session.runs]}
 
 
 def _run_report(label: str, device: str, device_kind: str, summary: TraceSummary | None,
@@ -60,3 +54,45 @@ def _run_report(label: str, device: str, device_kind: str, summary: TraceSummary
         "kernels": [{"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us),
                      "fused_ops": list(r.fused_ops)} for r in one.itertuples()],
     }
+
+
+def session_from_trace(parsed_data: Any, label: str) -> Session:
+    """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
+    with the same timeline, table and statistics as a fusionviz run. Raises TraceError."""
+    parsed = parse_trace(parsed_data)
+    run = ModeRun(
+        mode=label, summary=parsed.summary,
+        kernels=parsed.kernels.to_dict("records"), cpu_ops=parsed.cpu_ops.to_dict("records"),
+    )
+    environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)
+    return Session(config=RunConfig(model=label, device="cpu"), environment=environment, runs=[run],
+                   source="trace", label=label)
+
+
+def open_file(raw: bytes, name: str) -> Session:
+    """A session file or a Chrome trace (either may be gzipped), as a Session. Raises SessionFileError."""
+    data = read_json_bytes(raw, name)
+    if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
+        session = Session.from_dict(data)
+        session.source = "recorded"
+        session.label = session.label or name
+        return session
+    try:
+        return session_from_trace(data, trace_label(name))
+    except TraceError as exc:
+        raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
+
+
+def trace_label(name: str) -> str:
+    """`run.pt.trace.json.gz` → `run.pt.trace`: the label a trace's lane gets."""
+    base = name.rsplit("/", 1)[-1]
+    for suffix in (".gz", ".json"):
+        base = base.removesuffix(suffix)
+    return base
+
+
+def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
+    """Two runs (from two files) as one session, so they share a timeline with one µs axis."""
+    runs = [dataclasses.replace(a, mode=f"A · {label_a}"), dataclasses.replace(b, mode=f"B · {label_b}")]
+    return Session(config=RunConfig(model="comparison"), environment=Environment(), runs=runs, source="trace",
+                   label=f"{label_a} vs {label_b}")

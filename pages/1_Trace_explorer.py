@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from fusionviz import charts
+from fusionviz import charts, inspection
 from fusionviz.session import Session, SessionFileError
 
 settings = ui.setup_page(
@@ -62,7 +62,7 @@ def show_pair(a: Session, b: Session) -> None:
     if run_a is None or run_b is None:
         st.info("Both files need a run with kernels to compare.")
         return
-    pair = charts.pair_session(run_a, run_b, run_a.mode, run_b.mode)
+    pair = inspection.pair_session(run_a, run_b, run_a.mode, run_b.mode)
     ui.show_timeline(pair, settings, "pair_timeline")
     st.dataframe(charts.prepare_pair_summary(run_a, run_b), hide_index=True, key="pair_summary")
     ui.chart(charts.class_stats_figure(pair.runs, settings), "pair_classes")

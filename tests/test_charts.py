@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from fusionviz import charts
+from fusionviz import charts, inspection, sources
 from fusionviz.analysis import iteration_kernels, sweep_summary
 from fusionviz.config import RunConfig
 from fusionviz.runner import run_session
@@ -61,7 +61,7 @@ def test_kernel_bars_colour_by_class_and_map_back_to_kernel_rows(ln_gelu_session
     mode, row = charts.selected_kernel(clicked)
     name = ln_gelu_session.run(mode).kernel_frame().name[row]
     assert name.startswith("cpp_fused_gelu_native_layer_norm")
-    assert "void" in charts.find_source(ln_gelu_session.run(mode), f"graph_0_{name}")
+    assert "void" in sources.find_source(ln_gelu_session.run(mode), f"graph_0_{name}")
 
 
 def test_cpu_lane_and_compiled_region(ln_gelu_session: Session) -> None:
@@ -159,15 +159,15 @@ def test_presentation_settings_enlarge_fonts(ln_gelu_session: Session) -> None:
 
 def test_plain_trace_opens_as_a_session_with_the_same_kernels(ln_gelu_session: Session) -> None:
     default = ln_gelu_session.run("default")
-    opened = charts.open_file(gzip.compress(default.chrome_trace()), "default.pt.trace.json.gz")
+    opened = inspection.open_file(gzip.compress(default.chrome_trace()), "default.pt.trace.json.gz")
     assert opened.source == "trace" and opened.runs[0].mode == "default.pt.trace"
     assert len(opened.runs[0].kernel_frame()) == len(default.kernel_frame())
     stats = charts.prepare_kernel_stats(opened.runs[0])
     assert stats["count"].sum() == len(default.kernel_frame())
     assert stats.share_pct.sum() == pytest.approx(100.0)
-    assert charts.open_file(ln_gelu_session.to_json_bytes(), "s.json").source == "recorded"
+    assert inspection.open_file(ln_gelu_session.to_json_bytes(), "s.json").source == "recorded"
     with pytest.raises(SessionFileError, match=r"neither a fusionviz session nor a torch\.profiler trace"):
-        charts.open_file(b'{"hello": 1}', "junk.json")
+        inspection.open_file(b'{"hello": 1}', "junk.json")
 
 
 def test_diff_of_two_runs_counts_kernels_per_iteration(ln_gelu_session: Session) -> None:
@@ -177,7 +177,7 @@ def test_diff_of_two_runs_counts_kernels_per_iteration(ln_gelu_session: Session)
         default.summary.kernels_per_iteration - eager.summary.kernels_per_iteration)
     pair = charts.prepare_pair_summary(eager, default)
     assert pair["B - A"][0] == pytest.approx(-1.0)
-    assert [r.mode for r in charts.pair_session(eager, default, "x", "y").runs] == ["A · x", "B · y"]
+    assert [r.mode for r in inspection.pair_session(eager, default, "x", "y").runs] == ["A · x", "B · y"]
 
 
 # ---- shape sweeps: a real small CPU sweep and the shipped H200 sweep ----
@@ -254,11 +254,11 @@ def test_sweep_kernels_static_against_dynamic_on_the_cpu(small_sweep: Session) -
     assert len(fused) and (fused.difference == "source differs").all()
     assert (diff[diff.kernel_class == "gemm"].difference == "same").all()
     name = fused.name.iloc[0]
-    static_src, dynamic_src = charts.sweep_source(static, name), charts.sweep_source(dynamic, name)
-    assert charts.size_arguments(dynamic_src) == ["ks0"]  # the batch arrives as an argument
-    assert charts.size_arguments(static_src) == []
-    assert "ks0" in charts.kernel_signature(dynamic_src) and charts.kernel_signature(static_src).startswith("extern")
-    assert "+" in charts.source_diff(static_src, dynamic_src, "static", "dynamic")
+    static_src, dynamic_src = sources.sweep_source(static, name), sources.sweep_source(dynamic, name)
+    assert sources.size_arguments(dynamic_src) == ["ks0"]  # the batch arrives as an argument
+    assert sources.size_arguments(static_src) == []
+    assert "ks0" in sources.kernel_signature(dynamic_src) and sources.kernel_signature(static_src).startswith("extern")
+    assert "+" in sources.source_diff(static_src, dynamic_src, "static", "dynamic")
 
 
 def test_sweep_kernels_static_against_dynamic_on_the_gpu(shipped_sweep: Session) -> None:
@@ -269,6 +269,6 @@ def test_sweep_kernels_static_against_dynamic_on_the_gpu(shipped_sweep: Session)
     assert (triton.difference == "source differs").all()
     for name in triton.name:
         # A static Triton kernel pins xnumel to a constant in its body; the dynamic one takes it at run time.
-        assert charts.size_arguments(charts.sweep_source(dynamic, name)) == ["xnumel"]
-        assert charts.size_arguments(charts.sweep_source(static, name)) == []
-        assert charts.kernel_signature(charts.sweep_source(dynamic, name)).startswith(f"def {name}(")
+        assert sources.size_arguments(sources.sweep_source(dynamic, name)) == ["xnumel"]
+        assert sources.size_arguments(sources.sweep_source(static, name)) == []
+        assert sources.kernel_signature(sources.sweep_source(dynamic, name)).startswith(f"def {name}(")
