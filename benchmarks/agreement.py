@@ -2,8 +2,8 @@
 
 On a shared machine, launch-bound latencies drift between processes (the reference disagrees with itself
 by up to 2x from one process to the next), so the two methods are compared in one process on the same
-compiled function, alternating three times, and each side reports the median of its three results.
-Run on a GPU machine from the repo root: python benchmarks/agreement.py > agreement.jsonl
+compiled function, alternating ROUNDS times (3 unless given), and each side reports the median of its results.
+Run on a GPU machine from the repo root: PYTHONPATH=. python benchmarks/agreement.py [ROUNDS] > agreement.jsonl
 """
 import json
 import statistics
@@ -18,6 +18,7 @@ from check_latency import reference_ms
 from fusionviz.capture import make_step, measure_latency, prepare, reset_dynamo, warm_until_steady
 from fusionviz.config import RunConfig
 
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 for model_name in ("mlp", "linear_ln_gelu"):
@@ -31,7 +32,7 @@ for model_name in ("mlp", "linear_ln_gelu"):
                 step = make_step(config, model, fn, inputs)
                 warm_until_steady(step, device, config.warmup_calls)
                 ours, theirs = [], []
-                for _ in range(3):
+                for _ in range(ROUNDS):
                     ours.append(measure_latency(step, device, config.repeats).median_ms)
                     theirs.append(reference_ms(fn, inputs[0]))
             a, b = statistics.median(ours), statistics.median(theirs)
