@@ -235,6 +235,8 @@ SWEEP_SUMMARY_COLUMNS: dict[str, str] = {
     "compiles": "successful compiles over the schedule",
     "compile_total_s": "their total time, s",
     "recompile_limit_hit": "True when Dynamo gave up and ran the rest in eager",
+    "fx_cache_hits": "compiles answered from Inductor's FX-graph cache (fast: an earlier run compiled the graph)",
+    "cold_caches": "True when the strategy ran in a fresh process with an empty Inductor cache",
     "median_steady_ms": "median over sizes of the steady-state latency, ms",
     "ratio_vs_static": "median over sizes of (this steady latency / static's at the same size)",
     "total_s": "wall time of the whole schedule, compiles included, s",
@@ -254,6 +256,7 @@ def sweep_summary(session: Session) -> pd.DataFrame:
         rows.append({
             "strategy": s.strategy, "status": s.status, "compiles": s.compiles,
             "compile_total_s": s.compile_total_s, "recompile_limit_hit": s.recompile_limit_hit,
+            "fx_cache_hits": s.fx_cache_hits, "cold_caches": s.cold_caches,
             "median_steady_ms": float(pd.Series(steady).median()) if steady else None,
             "ratio_vs_static": float(pd.Series(ratios).median()) if ratios else None,
             "total_s": sum(c.latency_ms for c in s.calls) / 1e3,

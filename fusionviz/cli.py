@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     sweep.add_argument("--calls", type=int, default=12, help="calls in a generated schedule")
     sweep.add_argument("--strategies", default="static,dynamic,automatic,mark_dynamic,buckets")
     sweep.add_argument("--buckets", default="", help="bucket sizes for the pad-to-buckets strategy")
+    sweep.add_argument("--cold-caches", action="store_true",
+                       help="each strategy in a fresh process with an empty Inductor cache (compile times cold)")
 
     args = parser.parse_args(argv)
     try:
@@ -164,7 +166,7 @@ def _sweep(args: argparse.Namespace) -> int:
     request = SweepRequest(dimension=args.over, schedule="list" if sizes else args.schedule, sizes=sizes,
                            calls=args.calls,
                            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-                           buckets=[int(b) for b in args.buckets.split(",") if b.strip()])
+                           buckets=[int(b) for b in args.buckets.split(",") if b.strip()], cold_caches=args.cold_caches)
     session = run_sweep_session(config, request, _Ticker())
     path = session.save(args.out)
     print(sweep_summary(session).to_string(index=False, float_format=lambda v: f"{v:.4g}"))

@@ -179,6 +179,9 @@ class SweepRequest:
     strategies: list[str] = field(default_factory=lambda: list(SWEEP_STRATEGIES))
     buckets: list[int] = field(default_factory=list)
     steady_repeats: int = 5
+    # Each strategy in a fresh worker with an empty Inductor cache, so that compile times compare cold to
+    # cold; otherwise later strategies reuse graphs an earlier one compiled (FX-graph cache hits).
+    cold_caches: bool = False
 
 
 MAX_SWEEP_CALLS = 64

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 from fusionviz.analysis import finalise
 from fusionviz.catalog import CATALOG
@@ -60,14 +61,36 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
 
 def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progress | None = None,
                       worker: Worker | None = None) -> Session:
-    """Run a shape sweep in a worker and return a session holding it (no per-mode runs)."""
+    """Run a shape sweep in a worker and return a session holding it (no per-mode runs).
+
+    With `request.cold_caches`, each strategy runs in a fresh worker with an empty Inductor cache."""
     config = validate(config, known_models=set(CATALOG))
     sweep_sizes(config, request)  # refuse a bad schedule here, before the worker starts
+    if not request.cold_caches:
+        answer = _sweep_job(config, request, progress, worker)
+        return Session(config=config, environment=_build(Environment, answer["environment"]), runs=[],
+                       sweep=_build(Sweep, answer["sweep"]), source="live")
+    sweep: Sweep | None = None
+    environment: Environment | None = None
+    for strategy in request.strategies:
+        with Worker(cache_dir=tempfile.mkdtemp(prefix="fusionviz-cold-cache-")) as fresh:
+            answer = _sweep_job(config, dataclasses.replace(request, strategies=[strategy]), progress, fresh)
+        part = _build(Sweep, answer["sweep"])
+        environment = environment or _build(Environment, answer["environment"])
+        if sweep is None:
+            sweep = part
+        else:
+            sweep.strategies += part.strategies
+    return Session(config=config, environment=environment or Environment(), runs=[], sweep=sweep, source="live")
+
+
+def _sweep_job(config: RunConfig, request: SweepRequest, progress: Progress | None,
+               worker: Worker | None) -> dict[str, Any]:
     own_worker = worker is None
     worker = worker or Worker()
     try:
-        answer = worker.request({"op": "sweep", "config": dataclasses.asdict(config),
-                                 "sweep": dataclasses.asdict(request)}, progress, timeout_s=config.timeout_s)
+        return worker.request({"op": "sweep", "config": dataclasses.asdict(config),
+                               "sweep": dataclasses.asdict(request)}, progress, timeout_s=config.timeout_s)
     except WorkerError as exc:
         if exc.kind == "config":
             raise ConfigError(str(exc)) from None
@@ -75,5 +98,3 @@ def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progre
     finally:
         if own_worker:
             worker.close()
-    return Session(config=config, environment=_build(Environment, answer["environment"]), runs=[],
-                   sweep=_build(Sweep, answer["sweep"]), source="live")

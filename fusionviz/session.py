@@ -165,6 +165,10 @@ class StrategyRun:
     kernels: list[dict[str, Any]] = field(default_factory=list)
     kernel_sources: dict[str, str] = field(default_factory=dict)
     recompile_limit_hit: bool = False
+    # Inductor FX-graph cache hits and misses over the schedule: a hit compiles in a fraction of a miss.
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    cold_caches: bool = False  # the strategy ran in a fresh worker with an empty Inductor cache
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch._dynamo.utils import counters
 
 from fusionviz.capture import _sync, kernel_sources, listening, prepare, profile, reset_dynamo, time_calls
 from fusionviz.config import RunConfig, SweepRequest, bucket_sizes, sweep_sizes
@@ -90,6 +91,8 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
     # the compile that serves it: the latest compile at or before the first call of that shape.
     latest_code: list[str] = []
     serving_code: list[str] | None = None
+    hits_before = int(counters["inductor"].get("fxgraph_cache_hit", 0))
+    misses_before = int(counters["inductor"].get("fxgraph_cache_miss", 0))
     with listening() as listener:
         for index, size in enumerate(sizes):
             code_before = len(listener.output_code)
@@ -118,6 +121,9 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
                                        compile_s=compile_s, fell_back_to_eager=run.recompile_limit_hit))
             run.compiles += len(ok)
             run.compile_total_s += compile_s
+    run.fx_cache_hits = int(counters["inductor"].get("fxgraph_cache_hit", 0)) - hits_before
+    run.fx_cache_misses = int(counters["inductor"].get("fxgraph_cache_miss", 0)) - misses_before
+    run.cold_caches = request.cold_caches
     progress(f"{strategy}: steady-state latency per size")
     for size in sorted(set(sizes)):
         step = lambda size=size: call(size)  # noqa: E731

@@ -84,10 +84,13 @@ def sidebar() -> tuple[RunConfig, SweepRequest | None, bool]:
                 buckets = parse_sizes(text)
             except ConfigError as exc:
                 st.error(str(exc))
+        cold = st.checkbox("Cold caches", key="s_cold",
+                           help="Each strategy in a fresh worker with an empty Inductor cache, so compile times "
+                                "compare cold to cold; otherwise later strategies reuse graphs earlier ones compiled")
         clicked = st.button("Run", type="primary", key="s_run", width="stretch")
     config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, dtype=dtype, device=device)
     request = SweepRequest(dimension=dimension, schedule=schedule, sizes=sizes, calls=calls,
-                           strategies=list(strategies), buckets=buckets)
+                           strategies=list(strategies), buckets=buckets, cold_caches=cold)
     return config, request, clicked
 
 

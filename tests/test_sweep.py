@@ -103,3 +103,13 @@ def test_kernel_source_comes_from_the_compile_that_serves_the_profiled_shape(sma
     (source,) = static.kernel_sources.values()
     assert "256L" in source and "384L" not in source
     assert all("ks0" in s for s in dynamic.kernel_sources.values())
+
+
+def test_cold_caches_compile_every_strategy_from_scratch() -> None:
+    config = RunConfig(model="mlp", dim=32, batch=8, device="cpu")
+    request = SweepRequest(schedule="list", sizes=[4, 8], strategies=["static", "automatic"], cold_caches=True,
+                           steady_repeats=3)
+    session = run_sweep_session(config, request)
+    assert [s.strategy for s in session.sweep.strategies] == ["static", "automatic"]
+    for strategy in session.sweep.strategies:
+        assert strategy.cold_caches and strategy.fx_cache_hits == 0 and strategy.fx_cache_misses >= 1
