@@ -6,8 +6,6 @@ widgets, a cache of finished sessions keyed by configuration, and the layout.
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 import ui
@@ -15,10 +13,9 @@ from fusionviz import charts
 from fusionviz.analysis import summary_table, verdict
 from fusionviz.catalog import CATALOG
 from fusionviz.charts import ChartSettings
-from fusionviz.config import COMPILED_MODES, DTYPES, DYNAMIC_CHOICES, PASSES, ConfigError, RunConfig, warnings_for
+from fusionviz.config import COMPILED_MODES, DTYPES, DYNAMIC_CHOICES, PASSES, RunConfig, warnings_for
 from fusionviz.runner import run_session
 from fusionviz.session import Session, SessionFileError
-from fusionviz.worker import WorkerError
 
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), repeats=5)
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -65,29 +62,16 @@ def sidebar() -> tuple[RunConfig, bool]:
 
 def run(config: RunConfig) -> None:
     """Run `config` (or take it from the cache) and make it the session on screen."""
-    store = ui.results()
     key = config.key()
-    started = time.monotonic()
-    if key not in store:
+    if key not in ui.results():
         for note in warnings_for(config):
             st.warning(note)
-        with st.status(f"Running {config.model} (dim {config.dim}, batch {config.batch})…", expanded=True) as box:
-            def progress(stage: str) -> None:
-                elapsed = time.monotonic() - started
-                box.update(label=f"{stage} · {elapsed:.0f} s")
-                box.write(f"{elapsed:5.1f} s · {stage}")
-
-            try:
-                store[key] = run_session(config, progress, worker=ui.shared_worker())
-            except (ConfigError, WorkerError) as exc:
-                box.update(label="The run did not start", state="error")
-                st.error(str(exc))
-                return
-            box.update(label=f"Done in {time.monotonic() - started:.1f} s", state="complete", expanded=False)
-        st.session_state["took"] = f"measured in {time.monotonic() - started:.1f} s"
-    else:
-        st.session_state["took"] = f"answered from the cache in {time.monotonic() - started:.2f} s"
-    st.session_state["shown"] = key
+    took = ui.run_cached(key, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
+                         "The run did not start", lambda progress: run_session(config, progress,
+                                                                               worker=ui.shared_worker()))
+    if took:
+        st.session_state["took"] = took
+        st.session_state["shown"] = key
 
 
 def example_session() -> tuple[Session | None, str]:

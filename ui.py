@@ -7,6 +7,8 @@ stays free of UI state.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import streamlit as st
 
 from fusionviz import charts, inspection, sources
 from fusionviz.charts import ChartSettings
+from fusionviz.config import ConfigError
 from fusionviz.session import ModeRun, Session, SessionFileError
 from fusionviz.worker import Worker, WorkerError
 
@@ -62,6 +65,30 @@ def devices_or_cpu() -> list[dict[str, str]]:
 def results() -> dict[str, Session]:
     """Sessions by RunConfig.key(): a configuration that already ran answers at once."""
     return {}
+
+
+def run_cached(key: str, label: str, failed: str, job: Callable[[Callable[[str], None]], Session]) -> str | None:
+    """Run `job` (given a progress callback) under a status box that shows each stage and the elapsed time,
+    unless `key` is in the results store. Returns how it went ("measured in 3.1 s", "answered from the
+    cache in 0.01 s"), or None when the backend refused or failed (the error is shown, not raised)."""
+    store = results()
+    started = time.monotonic()
+    if key in store:
+        return f"answered from the cache in {time.monotonic() - started:.2f} s"
+    with st.status(label, expanded=True) as box:
+        def progress(stage: str) -> None:
+            elapsed = time.monotonic() - started
+            box.update(label=f"{stage} · {elapsed:.0f} s")
+            box.write(f"{elapsed:5.1f} s · {stage}")
+
+        try:
+            store[key] = job(progress)
+        except (ConfigError, WorkerError) as exc:
+            box.update(label=failed, state="error")
+            st.error(str(exc))
+            return None
+        box.update(label=f"Done in {time.monotonic() - started:.1f} s", state="complete", expanded=False)
+    return f"measured in {time.monotonic() - started:.1f} s"
 
 
 def sessions_dir() -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import streamlit as st
 
@@ -22,7 +21,6 @@ from fusionviz.charts import ChartSettings
 from fusionviz.config import DTYPES, MAX_SWEEP_CALLS, SWEEP_STRATEGIES, ConfigError, RunConfig, SweepRequest
 from fusionviz.runner import run_sweep_session
 from fusionviz.session import Session, SessionFileError, StrategyRun
-from fusionviz.worker import WorkerError
 
 SEQUENCE = "sequence length"  # only models whose seq is a sequence length are swept over it
 LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
@@ -100,28 +98,13 @@ def cache_key(config: RunConfig, request: SweepRequest) -> str:
 
 def run(config: RunConfig, request: SweepRequest) -> None:
     """Run the sweep (or take it from the cache) and make it the one on screen."""
-    store = ui.results()
     key = cache_key(config, request)
-    started = time.monotonic()
-    if key not in store:
-        with st.status(f"Sweeping {config.model} over {request.dimension}…", expanded=True) as box:
-            def progress(stage: str) -> None:
-                elapsed = time.monotonic() - started
-                box.update(label=f"{stage} · {elapsed:.0f} s")
-                box.write(f"{elapsed:5.1f} s · {stage}")
-
-            try:
-                store[key] = run_sweep_session(config, request, progress, worker=ui.shared_worker())
-            except (ConfigError, WorkerError) as exc:
-                box.update(label="The sweep did not run", state="error")
-                st.error(str(exc))
-                return
-            box.update(label=f"Done in {time.monotonic() - started:.1f} s", state="complete", expanded=False)
-        st.session_state["s_took"] = f"measured in {time.monotonic() - started:.1f} s"
-    else:
-        st.session_state["s_took"] = f"answered from the cache in {time.monotonic() - started:.2f} s"
-    st.session_state["s_shown"] = key
-    st.session_state["s_source"] = LIVE
+    took = ui.run_cached(key, f"Sweeping {config.model} over {request.dimension}…", "The sweep did not run",
+                         lambda progress: run_sweep_session(config, request, progress, worker=ui.shared_worker()))
+    if took:
+        st.session_state["s_took"] = took
+        st.session_state["s_shown"] = key
+        st.session_state["s_source"] = LIVE
 
 
 def choose() -> tuple[Session | None, str]:
