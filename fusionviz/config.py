@@ -56,7 +56,6 @@ class RunConfig:
     profile_iterations: int = 3
     cold_compile: bool = False
     timeout_s: float = 900.0
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_cuda(self) -> bool:

@@ -78,14 +78,15 @@ _CLASS_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|^mkldnn::|^mkl::"
         ),
     ),
-    ("copy", re.compile(r"^aten::(?:copy_|clone|contiguous|_to_copy|fill_|zero_|cat)$")),
+    ("copy", re.compile(r"^aten::(?:copy_|clone|_to_copy|fill_|zero_|cat)$")),
     ("aten", re.compile(r"at::native|^aten::|^void at::|cunn_|elementwise_kernel|reduce_kernel|layer_norm|softmax")),
 )
 
 # CUDA-graph input copies and other copy kernels that carry a generic name: decided by their launching op.
 _COPY_LAUNCH_OPS = re.compile(r"copy|_foreach_copy|clone|_to_copy")
 
-# Zero-cost metadata ops that are not kernels on the CPU.
+# Ops that are not kernels on the CPU themselves (metadata, views, allocation, no-op wrappers); the reader
+# still looks inside them, since `aten::to` or `aten::contiguous` may call a real copy.
 CPU_VIEW_OPS: frozenset[str] = frozenset(
     f"aten::{name}"
     for name in (
@@ -94,7 +95,7 @@ CPU_VIEW_OPS: frozenset[str] = frozenset(
         "resolve_neg", "lift_fresh", "split", "unbind", "chunk", "narrow", "view_as", "expand_as", "flatten",
         "unflatten", "numpy_T", "_reshape_alias", "set_", "zeros_like_meta", "result_type", "dropout",
         "is_nonzero", "size", "stride", "to", "type_as", "lift", "_has_compatible_shallow_copy_type",
-        "_local_scalar_dense", "item", "sym_size", "sym_stride", "sym_numel", "numel", "dim",
+        "_local_scalar_dense", "item", "sym_size", "sym_stride", "sym_numel", "numel", "dim", "contiguous",
     )
 )
 

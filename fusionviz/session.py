@@ -202,11 +202,8 @@ class Session:
     def save(self, path: str | Path) -> Path:
         """Write JSON; gzip it when the name ends in `.gz`."""
         path = Path(path)
-        text = json.dumps(self.to_dict(), separators=(",", ":"))
-        if path.suffix == ".gz":
-            path.write_bytes(gzip.compress(text.encode(), mtime=0))
-        else:
-            path.write_text(text)
+        data = self.to_json_bytes()
+        path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
         return path
 
     def to_json_bytes(self) -> bytes:

@@ -169,9 +169,7 @@ def _walk_compute(host: list[_Event], steps: list[_Event]) -> tuple[
             compute.append((iteration, e))
             graph_of[id(e)] = graph
             return
-        if e.name in CPU_VIEW_OPS:
-            return
-        for child in e.children:
+        for child in e.children:  # wrappers, regions, and view ops (`aten::to` may call a copy)
             visit(child, iteration, graph)
 
     for thread_events in by_thread.values():
