@@ -183,9 +183,10 @@ shown = ui.results().get(st.session_state.get("shown", ""))
 if shown is None:
     example, name = example_session()
     if example is not None:
-        st.info(f"You are looking at **{name}**, a session recorded earlier and shipped with fusionviz. Choose a "
-                "configuration in the sidebar and press **Run** to measure on this machine.")
         shown = example
+        if not st.session_state.get("presentation"):  # on a projector the source line says enough
+            st.info(f"You are looking at **{name}**, a session recorded earlier and shipped with fusionviz. Choose "
+                    "a configuration in the sidebar and press **Run** to measure on this machine.")
     else:
         st.info("Nothing measured yet. Choose a model in the sidebar and press **Run**, or start with a small CPU "
                 f"example: {EXAMPLE.model} ({CATALOG[EXAMPLE.model].purpose}), about 15 s.")

@@ -50,7 +50,7 @@ class ChartSettings:
 
     @classmethod
     def presentation(cls) -> ChartSettings:
-        return cls(font_size=22, title_size=30, lane_px=170, chart_px=640, label_chars=16)
+        return cls(font_size=22, title_size=30, lane_px=115, chart_px=640, label_chars=16)
 
 
 DEFAULT_SETTINGS = ChartSettings()

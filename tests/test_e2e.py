@@ -195,3 +195,20 @@ def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: B
     no_exceptions(page)
     page.screenshot(path=str(SHOTS / "dynamic-shapes-h200-sweep.png"))
     page.close()
+
+
+def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 1600, "height": 900})  # a projector's screen
+    page.goto(server)
+    page.get_by_text("You are looking at").wait_for(timeout=120_000)
+    settle(page)
+    page.get_by_text("Presentation").click()
+    settle(page)
+    page.get_by_text("Timeline", exact=True).click()
+    settle(page)
+    wait_for_charts(page, 1)
+    assert page.locator('[data-testid="stSidebar"]').is_hidden()
+    assert page.locator(".js-plotly-plot").count() == 1
+    no_exceptions(page)
+    page.screenshot(path=str(SHOTS / "presentation-timeline.png"))
+    page.close()
