@@ -18,8 +18,8 @@ from plotly.subplots import make_subplots
 
 from fusionviz import sources
 from fusionviz.analysis import fusion_links, iteration_kernels, summary_table, sweep_calls
-from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS, validate_frame
-from fusionviz.session import ModeRun, Session, StrategyRun
+from fusionviz.kernels import CLASS_DESCRIPTIONS, KERNEL_CLASSES, KERNEL_COLUMNS
+from fusionviz.session import ModeRun, Session, StrategyRun, kernel_frame
 
 # One fixed colour per kernel class, so a class looks the same in every figure and every session.
 CLASS_COLOURS: dict[str, str] = {
@@ -860,8 +860,7 @@ def prepare_recompile_reasons(session: Session) -> pd.DataFrame:
 
 def sweep_kernel_frame(run: StrategyRun) -> pd.DataFrame:
     """The kernels of one profiled call at the sweep's kernel size, in launch order."""
-    frame = validate_frame(pd.DataFrame(run.kernels, columns=list(KERNEL_COLUMNS)).assign(
-        op_id=lambda f: f.op_id.fillna(-1).astype(int)), KERNEL_COLUMNS, f"{run.strategy} kernel table")
+    frame = kernel_frame(run.kernels, f"{run.strategy} kernel table")
     first = frame[frame.iteration == frame.iteration.min()] if len(frame) else frame
     return first.sort_values("start_us", kind="stable").reset_index(drop=True)
 

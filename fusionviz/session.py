@@ -125,9 +125,7 @@ class ModeRun:
 
     def kernel_frame(self) -> pd.DataFrame:
         """The kernel table (columns documented in `kernels.KERNEL_COLUMNS`)."""
-        frame = pd.DataFrame(self.kernels, columns=list(KERNEL_COLUMNS))
-        frame["op_id"] = frame["op_id"].fillna(-1).astype(int)  # absent from sessions before it was added
-        return validate_frame(frame, KERNEL_COLUMNS, f"{self.mode} kernel table")
+        return kernel_frame(self.kernels, f"{self.mode} kernel table")
 
     def cpu_op_frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(self.cpu_ops, columns=list(CPU_OP_COLUMNS))
@@ -233,6 +231,13 @@ class Session:
     @classmethod
     def from_bytes(cls, raw: bytes, name: str = "session") -> Session:
         return cls.from_dict(read_json_bytes(raw, name))
+
+
+def kernel_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
+    """A kernel table from its JSON records (a mode's or a sweep strategy's), columns validated."""
+    frame = pd.DataFrame(records, columns=list(KERNEL_COLUMNS))
+    frame["op_id"] = frame["op_id"].fillna(-1).astype(int)  # absent from sessions before it was added
+    return validate_frame(frame, KERNEL_COLUMNS, what)
 
 
 def read_json_bytes(raw: bytes, name: str) -> Any:
