@@ -196,7 +196,8 @@ def reset_dynamo() -> None:
     torch._dynamo.utils.clear_compilation_metrics()
 
 
-def _sync(device: torch.device) -> None:
+def sync(device: torch.device) -> None:
+    """Wait for the device: timings and profiled iterations must cover the work, not just its launch."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -306,7 +307,7 @@ def profile(step: Callable[[], None], device: torch.device, iterations: int) -> 
         ) as prof:
             for _ in range(iterations + 1):
                 step()
-                _sync(device)
+                sync(device)
                 prof.step()
         return json.loads(path.read_text())
 
@@ -346,10 +347,10 @@ def _measure(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
             target = model
         step = make_step(config, model, target, inputs)
         progress(f"{mode}: compiling" if compiled else "eager: first call")
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         step()
-        _sync(device)
+        sync(device)
         first_call_s = time.perf_counter() - t0
         progress(f"{mode}: warming up")
         steady_after = warm_until_steady(step, device, config.warmup_calls)

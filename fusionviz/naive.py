@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fusionviz.capture import _sync, grad_mode, make_step, prepare, reset_dynamo
+from fusionviz.capture import grad_mode, make_step, prepare, reset_dynamo, sync
 from fusionviz.config import RunConfig
 
 Progress = Callable[[str], None]
@@ -35,7 +35,7 @@ def _wall_ms(step: Callable[[], None], device: torch.device, calls: int) -> floa
     t0 = time.time()
     for _ in range(calls):
         step()
-    _sync(device)
+    sync(device)
     return (time.time() - t0) * 1e3 / calls
 
 
@@ -45,7 +45,7 @@ def _key_average_rows(step: Callable[[], None], device: torch.device) -> int:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     with torch.profiler.profile(activities=activities) as prof:
         step()
-        _sync(device)
+        sync(device)
     return len(prof.key_averages())
 
 
@@ -63,7 +63,7 @@ def _measure(config: RunConfig, mode: str, calls: int, progress: Progress) -> Na
     compiled = make_step(config, model, torch.compile(model, mode=mode, dynamic=config.dynamic), inputs)
     progress(f"naive: compiling {mode}")
     compiled()
-    _sync(device)
+    sync(device)
     progress(f"naive: {mode} loop")
     mode_ms = _wall_ms(compiled, device, calls)
     progress("naive: counting key_averages() rows")

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
-from fusionviz.capture import _sync, kernel_sources, listening, prepare, profile, reset_dynamo, time_calls
+from fusionviz.capture import kernel_sources, listening, prepare, profile, reset_dynamo, sync, time_calls
 from fusionviz.config import RunConfig, SweepRequest, bucket_sizes, sweep_sizes
 from fusionviz.session import StrategyRun, Sweep, SweepCall, _build
 from fusionviz.trace import parse_trace
@@ -97,10 +97,10 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
         for index, size in enumerate(sizes):
             code_before = len(listener.output_code)
             before = len(torch._dynamo.utils.get_compilation_metrics())
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             call(size)
-            _sync(device)
+            sync(device)
             elapsed = time.perf_counter() - t0
             new = torch._dynamo.utils.get_compilation_metrics()[before:]
             # Runtime entries (Triton autotuning at a kernel's first launch) are not compiles of the frame.
