@@ -15,8 +15,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from check_latency import reference_ms
 
-from fusionviz.capture import make_step, measure_latency, prepare, reset_dynamo, warm_until_steady
-from fusionviz.config import RunConfig
+from fusionviz.measure.harness import make_step, measure_latency, prepare, reset_dynamo, warm_until_steady
+from fusionviz.records.config import RunConfig
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")

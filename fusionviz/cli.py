@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from fusionviz.catalog import CATALOG
-from fusionviz.config import ConfigError, RunConfig, parse_dynamic, parse_modes
-from fusionviz.session import SessionFileError
+from fusionviz.errors import FusionvizError
+from fusionviz.measure.catalog import CATALOG
+from fusionviz.records.config import RunConfig, parse_dynamic, parse_modes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "inspect":
             return _inspect(Path(args.file), args.json)
         return _sweep(args)
-    except (ConfigError, SessionFileError, FileNotFoundError) as exc:
+    except FusionvizError as exc:
+        print(f"fusionviz: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except FileNotFoundError as exc:
         print(f"fusionviz: {exc}", file=sys.stderr)
         return 2
 
@@ -114,9 +117,10 @@ class _Ticker:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fusionviz.analysis import summary_table, verdict
-    from fusionviz.config import warnings_for
-    from fusionviz.runner import run_session
+    from fusionviz.analysis.summary import summary_table
+    from fusionviz.analysis.verdict import verdict
+    from fusionviz.measure.client import run_session
+    from fusionviz.records.config import warnings_for
 
     config = _config(args, parse_modes(args.modes))
     for warning in warnings_for(config):
@@ -134,9 +138,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inspect(path: Path, as_json: bool) -> int:
-    from fusionviz.inspection import inspect_file
+    from fusionviz.analysis.report import inspect_report
+    from fusionviz.records.files import open_file
 
-    report = inspect_file(path)
+    report = inspect_report(open_file(path.read_bytes(), str(path)), str(path))
     if as_json:
         print(json.dumps(report))
         return 0
@@ -157,9 +162,9 @@ def _clip(text: str, width: int) -> str:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from fusionviz.analysis import sweep_summary
-    from fusionviz.config import SweepRequest
-    from fusionviz.runner import run_sweep_session
+    from fusionviz.analysis.sweep import sweep_summary
+    from fusionviz.measure.client import run_sweep_session
+    from fusionviz.records.config import SweepRequest
 
     config = _config(args, ("eager",))
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else []

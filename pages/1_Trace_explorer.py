@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
-from fusionviz import charts, inspection
-from fusionviz.session import Session, SessionFileError
+from fusionviz.analysis.kernel_tables import kernel_diff, pair_summary
+from fusionviz.analysis.sentences import source_line
+from fusionviz.charts.stats import class_stats_figure
+from fusionviz.errors import SessionFileError
+from fusionviz.records.files import pair_session
+from fusionviz.records.session import Session
+from ui import backend, sections
+from ui.page import setup_page
 
-settings = ui.setup_page(
+settings = setup_page(
     "Trace explorer",
     "Open a session recorded by fusionviz (for example on a GPU machine) or any torch.profiler Chrome trace "
     "(export_chrome_trace, .json or .json.gz), and compare two of them.")
@@ -19,55 +24,55 @@ settings = ui.setup_page(
 
 def pick(label: str, key: str) -> Session | None:
     """A file from sessions/ or an upload, opened as a Session; errors shown, never raised."""
-    recorded = ui.recorded_files()
+    recorded = backend.recorded_files()
     sources = ["Upload a file"] + (["Recorded session (sessions/)"] if recorded else [])
     source = st.radio(label, sources, index=len(sources) - 1, horizontal=True, key=f"{key}_source")
     try:
         if source == "Upload a file":
             upload = st.file_uploader("Session file or torch.profiler trace", type=["json", "gz"], key=f"{key}_file")
-            return ui.open_bytes(upload.getvalue(), upload.name) if upload else None
+            return backend.open_bytes(upload.getvalue(), upload.name) if upload else None
         path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
-        return ui.open_bytes(path.read_bytes(), path.name)
+        return backend.open_bytes(path.read_bytes(), path.name)
     except SessionFileError as exc:
         st.error(str(exc))
         return None
 
 
 def show_one(session: Session) -> None:
-    ui.show_source(session)
+    sections.show_source(session)
     if session.sweep is not None and not session.runs:
         st.info("This file is a shape sweep, with no kernel timeline of its own: open it on the **Dynamic "
                 "shapes** page.")
         return
-    ui.show_run_problems(session)
+    sections.show_run_problems(session)
     st.subheader("Kernel timeline")
-    ui.show_timeline(session, settings, "x_timeline")
+    sections.show_timeline(session, settings, "x_timeline")
     st.subheader("Per-kernel statistics")
-    ui.show_stats(session, settings, "x_stats")
+    sections.show_stats(session, settings, "x_stats")
     st.subheader("Kernels and generated code")
-    ui.show_kernel_table(session, "x_kernels")
+    sections.show_kernel_table(session, "x_kernels")
     if session.source != "trace":
-        ui.show_downloads(session, "x_downloads")
+        sections.show_downloads(session, "x_downloads")
 
 
 def show_pair(a: Session, b: Session) -> None:
     with st.columns(2)[0]:
-        st.caption(f"A: {charts.source_line(a)}")
-        st.caption(f"B: {charts.source_line(b)}")
+        st.caption(f"A: {source_line(a)}")
+        st.caption(f"B: {source_line(b)}")
     left, right = st.columns(2)
     with left:
-        run_a = ui.mode_picker(a, "Run of A", "pair_a")
+        run_a = sections.mode_picker(a, "Run of A", "pair_a")
     with right:
-        run_b = ui.mode_picker(b, "Run of B", "pair_b")
+        run_b = sections.mode_picker(b, "Run of B", "pair_b")
     if run_a is None or run_b is None:
         st.info("Both files need a run with kernels to compare.")
         return
-    pair = inspection.pair_session(run_a, run_b, run_a.mode, run_b.mode)
-    ui.show_timeline(pair, settings, "pair_timeline")
-    st.dataframe(charts.prepare_pair_summary(run_a, run_b), hide_index=True, key="pair_summary")
-    ui.chart(charts.class_stats_figure(pair.runs, settings), "pair_classes")
+    pair = pair_session(run_a, run_b, run_a.mode, run_b.mode)
+    sections.show_timeline(pair, settings, "pair_timeline")
+    st.dataframe(pair_summary(run_a, run_b), hide_index=True, key="pair_summary")
+    sections.chart(class_stats_figure(pair.runs, settings), "pair_classes")
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first)")
-    st.dataframe(charts.prepare_diff(run_a, run_b), hide_index=True, key="pair_diff",
+    st.dataframe(kernel_diff(run_a, run_b), hide_index=True, key="pair_diff",
                  column_config={c: st.column_config.NumberColumn(format="%.1f")
                                 for c in ("us_per_iteration_a", "us_per_iteration_b", "us_diff")})
 

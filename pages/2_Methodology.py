@@ -6,20 +6,21 @@ worker as the "naive" job; the proper measurement is the lab's own run, shared t
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import streamlit as st
 
-import ui
-from fusionviz import charts
-from fusionviz.catalog import CATALOG
-from fusionviz.config import COMPILED_MODES, ConfigError, RunConfig, validate
-from fusionviz.runner import run_session
-from fusionviz.session import Session
-from fusionviz.worker import WorkerError
+from fusionviz.analysis.methodology import methodology_note, methodology_table
+from fusionviz.charts.methodology import methodology_figure
+from fusionviz.errors import FusionvizError
+from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.client import run_naive, run_session
+from fusionviz.records.config import COMPILED_MODES, RunConfig
+from fusionviz.records.session import NaiveResult, Session
+from ui import backend, sections, state
+from ui.page import setup_page
 
-settings = ui.setup_page(
+settings = setup_page(
     "Methodology",
     "How the same model looks through the naive snippet everyone copies, and through a measurement that "
     "warms eager up, times with a device-aware clock over repeats, and counts kernels per iteration.")
@@ -38,17 +39,17 @@ model = cols[0].selectbox("Model", list(CATALOG), index=list(CATALOG).index("lin
 dim = int(cols[1].number_input("dim", 8, 8192, 64, key="m_dim"))
 batch = int(cols[2].number_input("batch", 1, 8192, 32, key="m_batch"))
 mode = cols[3].selectbox("Mode", COMPILED_MODES, key="m_mode")
-device = cols[4].selectbox("Device", [d["device"] for d in ui.devices_or_cpu()], key="m_device")
+device = cols[4].selectbox("Device", [d.device for d in backend.devices_or_cpu()], key="m_device")
 calls = int(cols[5].number_input("Naive calls", 10, 5000, 100, key="m_calls"))
 info = CATALOG[model]
 config = RunConfig(model=model, dim=dim, batch=batch, seq=info.default_seq, device=device, modes=("eager", mode),
                    repeats=5)
-key = f"naive|{config.key()}|{calls}"
+proper_key, naive_key = state.result_key("session", config), state.result_key("naive", config, calls)
 
 
 def measure() -> None:
     """Both measurements, each cached: the proper one under the lab's key, so the lab reuses it."""
-    store = ui.results()
+    store = state.results()
     started = time.monotonic()
     with st.status("Measuring…", expanded=True) as box:
         def progress(stage: str) -> None:
@@ -56,11 +57,10 @@ def measure() -> None:
             box.write(f"{time.monotonic() - started:5.1f} s · {stage}")
 
         try:
-            if config.key() not in store:
-                store[config.key()] = run_session(config, progress, worker=ui.shared_worker())
-            request = {"op": "naive", "config": dataclasses.asdict(validate(config)), "mode": mode, "calls": calls}
-            st.session_state[key] = ui.shared_worker().request(request, progress)["naive"]
-        except (ConfigError, WorkerError) as exc:
+            if proper_key not in store:
+                store.put(proper_key, run_session(config, progress, worker=backend.shared_worker()))
+            store.put(naive_key, run_naive(config, mode, calls, progress, worker=backend.shared_worker()))
+        except FusionvizError as exc:
             box.update(label="The measurement failed", state="error")
             st.error(str(exc))
             return
@@ -70,18 +70,18 @@ def measure() -> None:
 if st.button("Measure both ways", type="primary", key="m_run"):
     measure()
 
-naive = st.session_state.get(key)
-proper: Session | None = ui.results().get(config.key())
+naive: NaiveResult | None = state.results().get(naive_key)
+proper: Session | None = state.results().get(proper_key)
 if naive is None or proper is None:
     st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, sizes "
             "and mode (a few seconds to half a minute on the CPU).")
 else:
-    ui.show_source(proper)
-    ui.show_run_problems(proper)
-    table = charts.prepare_methodology(naive, proper)
+    sections.show_source(proper)
+    sections.show_run_problems(proper)
+    table = methodology_table(naive, proper)
     if table.empty:
         st.info(f"{mode} did not run properly here, so there is nothing to compare.")
     else:
-        ui.chart(charts.methodology_figure(table, settings), "methodology")
+        sections.chart(methodology_figure(table, settings), "methodology")
         st.dataframe(table, hide_index=True, key="m_table")
-        st.caption(charts.methodology_note(table))
+        st.caption(methodology_note(table))

@@ -1,4 +1,10 @@
-"""Shared fixtures: real sessions from real CPU runs, made once per test session."""
+"""Test tiers and shared fixtures.
+
+Tiers by folder: `unit/` (hand-made traces, sessions and tables; seconds), `recorded/` (real traces and
+sessions recorded on the H200), `integration/` (real torch.compile on the CPU, real Streamlit AppTest),
+`e2e/` (a real headless Chromium), `gpu/` (CUDA). The last three are marked `slow`, so
+`pytest -m "not slow"` is the fast loop. Real sessions from real CPU runs are made once per test session.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.config import RunConfig, SweepRequest
-from fusionviz.runner import run_session, run_sweep_session
-from fusionviz.session import Session
-from fusionviz.worker import Worker
+from fusionviz.measure.client import run_session, run_sweep_session
+from fusionviz.measure.worker import Worker
+from fusionviz.records.config import RunConfig, SweepRequest
+from fusionviz.records.session import Session
 
 DATA = Path(__file__).parent / "data"
 SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "8_h200_sweep_transformer_block.json.gz"
+
+
+SLOW_TIERS = ("integration", "e2e", "gpu")
 
 
 def has_cuda() -> bool:
@@ -22,13 +31,21 @@ def has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--refresh-screenshots", action="store_true",
+                     help="write the browser tests' screenshots into docs/screenshots (default: a temporary folder)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("FUSIONVIZ_GPU_TESTS") == "1" or has_cuda():
+    for item in items:
+        if any(part in SLOW_TIERS for part in item.path.relative_to(Path(__file__).parent).parts[:-1]):
+            item.add_marker(pytest.mark.slow)
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items or os.environ.get("FUSIONVIZ_GPU_TESTS") == "1" or has_cuda():
         return
     skip = pytest.mark.skip(reason="needs CUDA: run on the GPU machine")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    for item in gpu_items:
+        item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

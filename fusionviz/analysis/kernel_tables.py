@@ -1,0 +1,88 @@
+"""Kernel tables as shown and downloaded: one iteration's kernels, per-kernel and per-class statistics,
+and the difference between two runs."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS
+from fusionviz.records.session import ModeRun
+
+
+def one_iteration(frame: pd.DataFrame, iteration: int) -> pd.DataFrame:
+    """The rows of one profiled iteration of a kernel table, in launch order, renumbered from 0."""
+    return frame[frame.iteration == iteration].sort_values("start_us", kind="stable").reset_index(drop=True)
+
+
+def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
+    """The kernels of one profiled iteration (the representative one by default), in launch order."""
+    if iteration is None:
+        iteration = run.summary.representative_iteration if run.summary else 0
+    return one_iteration(run.kernel_frame(), iteration)
+
+
+def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
+    """The kernel table of one iteration (or all), as shown and downloaded: fused ops as text."""
+    frame = run.kernel_frame() if all_iterations else iteration_kernels(run)
+    shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
+    return shown[[c for c in KERNEL_COLUMNS if c != "short_name"]]
+
+
+STATS_COLUMNS: dict[str, str] = {
+    "name": "kernel name",
+    "kernel_class": "kernel class",
+    "count": "launches over all profiled iterations",
+    "per_iteration": "launches per iteration",
+    "total_us": "total time over all profiled iterations, µs",
+    "mean_us": "mean duration, µs",
+    "share_pct": "share of all kernel time, percent",
+}
+
+
+def kernel_stats(run: ModeRun) -> pd.DataFrame:
+    """Per kernel name (STATS_COLUMNS): count, total and mean µs, share of kernel time; longest total first."""
+    frame = run.kernel_frame()
+    iterations = max(run.summary.iterations if run.summary else 1, 1)
+    grouped = frame.groupby(["name", "kernel_class"], as_index=False).agg(
+        count=("dur_us", "size"), total_us=("dur_us", "sum"), mean_us=("dur_us", "mean"))
+    grouped["per_iteration"] = grouped["count"] / iterations
+    total = grouped.total_us.sum()
+    grouped["share_pct"] = 100 * grouped.total_us / total if total > 0 else 0.0
+    return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)[list(STATS_COLUMNS)]
+
+
+def class_stats(run: ModeRun) -> pd.DataFrame:
+    """Per kernel class: count, total and mean µs, with the class's description."""
+    stats = kernel_stats(run)
+    grouped = stats.groupby("kernel_class", as_index=False).agg(
+        count=("count", "sum"), per_iteration=("per_iteration", "sum"), total_us=("total_us", "sum"),
+        share_pct=("share_pct", "sum"))
+    grouped["mean_us"] = grouped.total_us / grouped["count"]
+    grouped["description"] = grouped.kernel_class.map(CLASS_DESCRIPTIONS)
+    return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def kernel_diff(a: ModeRun, b: ModeRun) -> pd.DataFrame:
+    """Kernels per iteration and µs per iteration by name in two runs, and B minus A; largest change first."""
+    sa, sb = kernel_stats(a), kernel_stats(b)
+    ia = max(a.summary.iterations if a.summary else 1, 1)
+    ib = max(b.summary.iterations if b.summary else 1, 1)
+    left = sa.assign(us_per_iteration=sa.total_us / ia)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
+    right = sb.assign(us_per_iteration=sb.total_us / ib)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
+    merged = left.merge(right, on=["name", "kernel_class"], how="outer", suffixes=("_a", "_b")).fillna(0.0)
+    merged["count_diff"] = merged.per_iteration_b - merged.per_iteration_a
+    merged["us_diff"] = merged.us_per_iteration_b - merged.us_per_iteration_a
+    order = merged.us_diff.abs().sort_values(ascending=False, kind="stable").index
+    return merged.loc[order].reset_index(drop=True)
+
+
+def pair_summary(a: ModeRun, b: ModeRun) -> pd.DataFrame:
+    """Per-iteration figures of two runs side by side, with B minus A."""
+    rows = []
+    for title, field_name in (("kernels per iteration", "kernels_per_iteration"), ("kernel µs per iteration",
+                              "kernel_time_us"), ("iteration span, µs", "span_us"), ("idle µs per iteration",
+                              "idle_us"), ("largest gap, µs", "largest_gap_us")):
+        va = getattr(a.summary, field_name) if a.summary else float("nan")
+        vb = getattr(b.summary, field_name) if b.summary else float("nan")
+        rows.append({"quantity": title, "A": va, "B": vb, "B - A": vb - va})
+    return pd.DataFrame(rows, columns=["quantity", "A", "B", "B - A"])

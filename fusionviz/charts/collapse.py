@@ -1,0 +1,189 @@
+"""What fused into what: eager kernels on one row, the compiled mode's kernels on the other, a line from each
+eager kernel to the compiled kernel that absorbed it; and the same as an animation for talks."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.links import fusion_links
+from fusionviz.analysis.sentences import collapse_title
+from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
+from fusionviz.records.kernels import KERNEL_CLASSES
+from fusionviz.records.session import ModeRun
+
+COLLAPSE_COLUMNS: dict[str, str] = {
+    "side": "'eager' or 'compiled'",
+    "index": "row of that side's iteration kernel table",
+    "x": "horizontal slot",
+    "name": "kernel name",
+    "label": "what the node is called on the chart: the ops it covers, else its short name",
+    "kernel_class": "kernel class",
+    "dur_us": "duration, µs",
+    "links": "how many kernels of the other side it is linked to",
+    "role": "eager: 'fused' (absorbed with others), 'kept' (one-to-one) or 'unmatched'; compiled: "
+            "'fusion' (absorbed several), 'kept' (one eager kernel), 'new' (no eager counterpart)",
+}
+
+
+def collapse_layout(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode.
+
+    Eager kernels sit in launch order on slots 0, 1, 2…; each compiled kernel sits over the mean slot of
+    the eager kernels it absorbed (kept in launch order, at least one slot apart), so links run nearly
+    straight down and a fusion reads as several lines meeting in one box.
+    """
+    ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
+    links = fusion_links(ek, ck)
+    per_compiled = links.groupby("compiled_index").eager_index.apply(list).to_dict()
+    eager_degree = links.groupby("eager_index").compiled_index.nunique().to_dict()
+    fused_eager = {e for c, es in per_compiled.items() if len(set(es)) > 1 for e in es}
+    xs: list[float] = []
+    for ci in range(len(ck)):
+        targets = per_compiled.get(ci)
+        want = sum(targets) / len(targets) if targets else (xs[-1] + 1 if xs else 0.0)
+        xs.append(max(want, xs[-1] + 1) if xs else want)
+
+    def eager_role(i: int) -> str:
+        return "fused" if i in fused_eager else ("kept" if i in eager_degree else "unmatched")
+
+    def compiled_role(i: int) -> str:
+        absorbed = set(per_compiled.get(i, []))
+        return "fusion" if len(absorbed) > 1 else ("kept" if absorbed else "new")
+
+    nodes = pd.concat([
+        pd.DataFrame({"side": "eager", "index": range(len(ek)), "x": [float(i) for i in range(len(ek))],
+                      "name": ek.name, "label": _node_labels(ek), "kernel_class": ek.kernel_class,
+                      "dur_us": ek.dur_us,
+                      "links": [eager_degree.get(i, 0) for i in range(len(ek))],
+                      "role": [eager_role(i) for i in range(len(ek))]}),
+        pd.DataFrame({"side": "compiled", "index": range(len(ck)), "x": xs, "name": ck.name,
+                      "label": _node_labels(ck),
+                      "kernel_class": ck.kernel_class, "dur_us": ck.dur_us,
+                      "links": [len(set(per_compiled.get(i, []))) for i in range(len(ck))],
+                      "role": [compiled_role(i) for i in range(len(ck))]}),
+    ], ignore_index=True)
+    return nodes[list(COLLAPSE_COLUMNS)], links
+
+
+_Y_EAGER, _Y_COMPILED = 1.0, 0.0
+_ROLE_STYLE = {  # compiled-node outline: a fusion stands out, a kernel kept one-to-one (e.g. a GEMM) does not
+    "fusion": {"width": 3, "color": "black"},
+    "kept": {"width": 1, "color": "#999999"},
+    "new": {"width": 2, "color": BREAK_COLOUR},
+    "fused": {"width": 1, "color": "#555555"},
+    "unmatched": {"width": 2, "color": BREAK_COLOUR},
+}
+
+
+def _node_labels(kernels: pd.DataFrame) -> list[str]:
+    """Library kernels have long names (`sm90_xmma_gemm_…`): a node is labelled by the ops it covers."""
+    return ["+".join(ops) if len(ops) else short
+            for ops, short in zip(kernels.fused_ops, kernels.short_name, strict=True)]
+
+
+def _label(name: str, settings: ChartSettings) -> str:
+    text = name.removeprefix("aten::")
+    return text if len(text) <= settings.label_chars else text[: settings.label_chars - 1] + "…"
+
+
+def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str) -> go.Scatter:
+    return go.Scatter(
+        x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False,
+        text=[_label(n, settings) for n in nodes.label],
+        textposition="top center" if y == _Y_EAGER else "bottom center",
+        marker={"symbol": "square", "size": settings.font_size * 2.4,
+                "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
+                "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
+                         "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
+        customdata=nodes[["name", "kernel_class", "dur_us", "role"]].to_numpy(dtype=object),
+        hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}, %{customdata[2]:.1f} µs<br>"
+                      "%{customdata[3]}<extra></extra>",
+    )
+
+
+def _class_legend(fig: go.Figure, classes: list[str]) -> None:
+    for kernel_class in KERNEL_CLASSES:
+        if kernel_class in classes:
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,
+                                     marker={"symbol": "square", "size": 12, "color": CLASS_COLOURS[kernel_class]},
+                                     hoverinfo="skip"))
+
+
+def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """Eager kernels on the top row, the compiled mode's on the bottom row, a line from each eager kernel to
+    the compiled kernel that absorbed it. Fusions get a bold outline; kernels kept one-to-one a thin one."""
+    nodes, links = collapse_layout(eager, compiled)
+    e, c = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"].reset_index(drop=True)
+    fig = go.Figure()
+    for role, dash in (("fusion", "solid"), ("kept", "dot")):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for link in links.itertuples():
+            if c.role[link.compiled_index] != role:
+                continue
+            xs += [float(e.x.iloc[link.eager_index]), float(c.x[link.compiled_index]), None]
+            ys += [_Y_EAGER, _Y_COMPILED, None]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip",
+                                     name="fused into" if role == "fusion" else "kept as is",
+                                     line={"color": "#333333" if role == "fusion" else "#AAAAAA", "width": 2,
+                                           "dash": dash}))
+    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager"))
+    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, compiled.mode))
+    _class_legend(fig, list(nodes.kernel_class))
+    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
+    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
+    return style(fig, settings, collapse_title(eager, compiled), settings.chart_px)
+
+
+def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS,
+                       steps: int = 12) -> go.Figure:
+    """The collapse as a movie: eager kernels slide down into the compiled kernel that absorbed them and
+    merge, then the compiled kernels appear. Play button and slider, for talks."""
+    nodes, links = collapse_layout(eager, compiled)
+    e = nodes[nodes.side == "eager"].reset_index(drop=True)
+    c = nodes[nodes.side == "compiled"].reset_index(drop=True)
+    target = links.groupby("eager_index").compiled_index.first().to_dict()
+    end_x = [float(c.x[target[i]]) if i in target else float(e.x[i]) for i in range(len(e))]
+    end_y = [_Y_COMPILED if i in target else _Y_EAGER for i in range(len(e))]
+
+    def state(t: float) -> list[go.Scatter]:
+        # Eager boxes move (ease-in-out) and fade out as they arrive; compiled boxes fade in at the end.
+        s = 0.5 - 0.5 * math.cos(math.pi * t)
+        moving = e.assign(x=[x0 + (x1 - x0) * s for x0, x1 in zip(e.x, end_x, strict=True)])
+        eager_trace = _node_trace(moving, _Y_EAGER, settings, "eager")
+        eager_trace.y = [_Y_EAGER + (y1 - _Y_EAGER) * s for y1 in end_y]
+        eager_trace.marker.opacity = [1.0 if i not in target else max(0.0, 1 - max(0.0, t - 0.8) * 5)
+                                      for i in range(len(e))]
+        eager_trace.text = [n if t < 0.5 else "" for n in eager_trace.text]
+        compiled_trace = _node_trace(c, _Y_COMPILED, settings, compiled.mode)
+        compiled_trace.marker.opacity = min(1.0, max(0.0, (t - 0.7) / 0.3))
+        compiled_trace.text = [n if t >= 0.85 else "" for n in compiled_trace.text]
+        return [eager_trace, compiled_trace]
+
+    times = [i / steps for i in range(steps + 1)]
+    fig = go.Figure(data=state(0.0), frames=[go.Frame(data=state(t), name=f"{t:.2f}") for t in times])
+    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
+    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
+    play = {"frame": {"duration": 120, "redraw": True}, "transition": {"duration": 100}, "fromcurrent": False}
+    fig.update_layout(
+        updatemenus=[{"type": "buttons", "showactive": False, "x": 0, "y": -0.08, "xanchor": "left",
+                      "buttons": [{"label": "▶ play", "method": "animate", "args": [None, play]},
+                                  {"label": "⟲ eager", "method": "animate",
+                                   "args": [[f"{times[0]:.2f}"], {"mode": "immediate",
+                                                                  "frame": {"duration": 0, "redraw": True}}]}]}],
+        sliders=[{"x": 0.2, "len": 0.8, "y": -0.02, "currentvalue": {"visible": False},
+                  "steps": [{"label": "", "method": "animate",
+                             "args": [[f"{t:.2f}"], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}]}
+                            for t in times]}],
+    )
+    return style(fig, settings, f"From eager to {compiled.mode}: {collapse_title(eager, compiled)}",
+                  settings.chart_px + 60)

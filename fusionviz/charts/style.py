@@ -1,0 +1,78 @@
+"""The charts' shared look: fixed colours per kernel class and strategy, fonts and sizes as frozen settings
+(`ChartSettings.presentation()` for projectors), and the layout every figure gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+# One fixed colour per kernel class, so a class looks the same in every figure and every session.
+CLASS_COLOURS: dict[str, str] = {
+    "gemm": "#4C78A8",
+    "triton_pointwise": "#F58518",
+    "triton_reduction": "#E45756",
+    "triton_template": "#B279A2",
+    "cpp_fused": "#54A24B",
+    "aten": "#9D755D",
+    "copy": "#BAB0AC",
+    "other": "#EECA3B",
+}
+CPU_COLOURS: dict[str, str] = {"op": "#8F8F8F", "launch": "#3A3A3A", "graph_call": "#2F5D8A"}
+REGION_FILL = "rgba(76, 120, 168, 0.16)"
+BREAK_COLOUR = "#D62728"
+
+
+@dataclass(frozen=True)
+class ChartSettings:
+    """Fonts and sizes. `presentation()` gives the large-font variant for talks and projectors."""
+
+    font_size: int = 13
+    title_size: int = 16
+    lane_px: int = 96  # height of one mode's block (kernel lane + CPU lane) on the timeline
+    chart_px: int = 380  # height of the other charts
+    label_chars: int = 22  # kernel names longer than this are cut in box labels
+
+    @classmethod
+    def presentation(cls) -> ChartSettings:
+        return cls(font_size=22, title_size=30, lane_px=115, chart_px=640, label_chars=16)
+
+
+DEFAULT_SETTINGS = ChartSettings()
+
+
+def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> go.Figure:
+    """Title, fonts, height, margins and legend: the same on every figure."""
+    fig.update_layout(
+        # The title is pinned to the top and the margin leaves two rows for the legend under it.
+        title={"text": title, "font": {"size": settings.title_size}, "y": 0.995, "yanchor": "top", "yref": "container"},
+        font={"size": settings.font_size},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 40 + settings.title_size + 2 * settings.font_size, "b": 40},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                "font": {"size": settings.font_size}},
+        hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
+        plot_bgcolor="white",
+    )
+    # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font.
+    axis = {"tickfont": {"size": settings.font_size}, "title_font": {"size": settings.font_size}}
+    fig.update_xaxes(**axis)
+    fig.update_yaxes(**axis)
+    return fig
+
+
+# One fixed colour per strategy, so a strategy looks the same in every sweep figure.
+STRATEGY_COLOURS: dict[str, str] = {
+    "static": "#E45756",
+    "dynamic": "#4C78A8",
+    "automatic": "#54A24B",
+    "mark_dynamic": "#B279A2",
+    "buckets": "#F58518",
+}
+FALLBACK_COLOUR = "#000000"
+
+
+def legend_below(fig: go.Figure) -> go.Figure:
+    """Legend under the x axis: five strategies wrap to two lines, which would cover a half-width title."""
+    fig.update_layout(legend={"yanchor": "top", "y": -0.22}, margin={"b": 110})
+    return fig

@@ -1,0 +1,116 @@
+"""Measure one mode of one configuration: time it, profile it, explain its graphs, keep its code.
+
+Runs inside the worker process (see `worker`), never in the app's: it imports torch, compiles, and may
+crash. Each call starts from a clean Dynamo state, so nothing leaks between configurations.
+
+Method (the reasons are in the README's "Measuring right"):
+1. compiled modes: the first call is timed alone as compile time, with Inductor's cache hits and misses;
+2. warm-up until steady (at least `warmup_calls`, then until three single calls agree within 25%);
+3. timing: `repeats` repeats of N calls (N chosen so a repeat lasts ~25 ms), CUDA events on a GPU,
+   perf_counter around synchronised work on the CPU; median, p10, p90 of the per-call means;
+4. profiling, in a separate pass: `profile_iterations` steady iterations, each synchronised and
+   marked by `prof.step()`, read back through the same trace reader as a user's trace.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gzip
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch._dynamo.utils import counters
+
+from fusionviz.measure.harness import (
+    explain,
+    grad_mode,
+    kernel_sources,
+    listening,
+    make_step,
+    measure_latency,
+    prepare,
+    profile,
+    reset_dynamo,
+    sync,
+    warm_until_steady,
+)
+from fusionviz.measure.protocol import Progress
+from fusionviz.records.config import RunConfig
+from fusionviz.records.session import CacheState, CompileInfo, ModeRun
+from fusionviz.records.trace import parse_trace
+
+
+def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
+    """Measure one mode of `config` in this process. Errors propagate to the worker, which reports them."""
+    reset_dynamo()
+    model, inputs, device = prepare(config)
+    run = ModeRun(mode=mode)
+    with grad_mode(config):
+        _capture(config, mode, run, model, inputs, device, progress)
+    return run
+
+
+def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+             device: torch.device, progress: Progress) -> None:
+    compiled = mode != "eager"
+    with listening() as listener:
+        if compiled:
+            progress(f"{mode}: explaining graphs")
+            run.graph_count, run.graph_breaks = explain(model, inputs)
+            target: Callable[..., Any] = torch.compile(model, mode=mode, dynamic=config.dynamic)
+        else:
+            target = model
+        step = make_step(config, model, target, inputs)
+        progress(f"{mode}: compiling" if compiled else "eager: first call")
+        sync(device)
+        t0 = time.perf_counter()
+        step()
+        sync(device)
+        first_call_s = time.perf_counter() - t0
+        progress(f"{mode}: warming up")
+        steady_after = warm_until_steady(step, device, config.warmup_calls)
+    if compiled:
+        hits = int(counters["inductor"].get("fxgraph_cache_hit", 0))
+        misses = int(counters["inductor"].get("fxgraph_cache_miss", 0))
+        cache: CacheState = ("warm" if hits and not misses else "cold" if misses and not hits
+                             else "mixed" if hits else "unknown")
+        run.compile = CompileInfo(first_call_s=first_call_s, cache=cache, fx_cache_hits=hits, fx_cache_misses=misses,
+                                  cold_requested=config.cold_compile, steady_after_calls=steady_after)
+    progress(f"{mode}: timing")
+    run.latency = measure_latency(step, device, config.repeats)
+    progress(f"{mode}: profiling")
+    trace = profile(step, device, config.profile_iterations)
+    run.recompiles = _recompiles() if compiled else None
+    parsed = parse_trace(trace)
+    run.kernels = parsed.kernels.to_dict("records")
+    run.cpu_ops = parsed.cpu_ops.to_dict("records")
+    run.summary = parsed.summary
+    # The profiler slows the CPU side, so a profiled iteration's span overstates the idle time; the busy
+    # fraction of a capture is the kernel time per iteration over the unprofiled latency.
+    run.summary.busy_fraction = min(1.0, parsed.summary.kernel_time_us / (run.latency.median_ms * 1e3))
+    run.output_code = listener.output_code
+    run.kernel_sources = kernel_sources(listener.output_code)
+    for name, path in parsed.kernel_files.items():
+        if name not in run.kernel_sources:
+            with contextlib.suppress(OSError):
+                run.kernel_sources[name] = Path(path).read_text()
+    run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
+    run.logs = listener.lines
+
+
+def _recompiles() -> int:
+    """Compiles of a frame after its first (compile ids `frame/n` with n > 0)."""
+    total = 0
+    for metric in torch._dynamo.utils.get_compilation_metrics():
+        if getattr(metric, "is_runtime", False):
+            continue
+        compile_id = str(getattr(metric, "compile_id", "") or "")
+        parts = compile_id.split("/")
+        if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 0:
+            total += 1
+    return total

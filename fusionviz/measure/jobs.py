@@ -1,0 +1,43 @@
+"""The worker side of the protocol: run one decoded job and build its reply. Imported only in the worker."""
+
+from __future__ import annotations
+
+import torch
+
+from fusionviz.measure import capture
+from fusionviz.measure.environment import environment
+from fusionviz.measure.protocol import (
+    Device,
+    DevicesJob,
+    DevicesReply,
+    Job,
+    ModeJob,
+    ModeReply,
+    NaiveJob,
+    NaiveReply,
+    Progress,
+    Reply,
+    SweepReply,
+)
+
+
+def handle(job: Job, progress: Progress) -> Reply:
+    if isinstance(job, DevicesJob):
+        return DevicesReply(devices=devices())
+    if isinstance(job, ModeJob):
+        run = capture.run_mode(job.config, job.mode, progress)
+        return ModeReply(environment=environment(job.config.device), run=run)
+    if isinstance(job, NaiveJob):
+        from fusionviz.measure import naive
+
+        return NaiveReply(naive=naive.measure(job.config, job.mode, job.calls, progress))
+    from fusionviz.measure import sweep
+
+    result = sweep.run_sweep(job.config, job.request, progress)
+    return SweepReply(environment=environment(job.config.device), sweep=result)
+
+
+def devices() -> list[Device]:
+    """Each GPU this worker sees, then the CPU."""
+    found = [Device(f"cuda:{i}", torch.cuda.get_device_name(i)) for i in range(torch.cuda.device_count())]
+    return [*found, Device("cpu", environment("cpu").device_name)]

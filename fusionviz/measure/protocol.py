@@ -1,0 +1,98 @@
+"""The worker's protocol: the jobs a caller may send and what each answers, declared once as dataclasses.
+
+A job travels as one JSON object (`encode_job`: its fields and its `op`), an answer as the JSON of its
+reply dataclass; both sides rebuild them with `records.session.decode`. No torch here: the caller's side
+(app, CLI) imports this module, and only the worker imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from fusionviz.records.config import RunConfig, SweepRequest
+from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, decode
+
+Progress = Callable[[str], None]  # told each stage of a job as it starts ("default: compiling")
+
+
+@dataclass(frozen=True)
+class DevicesJob:
+    """Which devices the worker sees: each GPU, then the CPU."""
+
+    op: ClassVar[str] = "devices"
+
+
+@dataclass(frozen=True)
+class ModeJob:
+    """Measure one mode of a configuration (compile, warm-up, timing, profiling)."""
+
+    config: RunConfig
+    mode: str
+    op: ClassVar[str] = "mode"
+
+
+@dataclass(frozen=True)
+class NaiveJob:
+    """The naive snippet's measurement of one mode against eager (methodology page)."""
+
+    config: RunConfig
+    mode: str
+    calls: int = 200
+    op: ClassVar[str] = "naive"
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """A shape sweep: a schedule of sizes under compile strategies."""
+
+    config: RunConfig
+    request: SweepRequest
+    op: ClassVar[str] = "sweep"
+
+
+Job = DevicesJob | ModeJob | NaiveJob | SweepJob
+JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, NaiveJob, SweepJob)}
+
+
+@dataclass
+class Device:
+    device: str  # "cuda:N" or "cpu"
+    name: str
+
+
+@dataclass
+class DevicesReply:
+    devices: list[Device]
+
+
+@dataclass
+class ModeReply:
+    environment: Environment
+    run: ModeRun
+
+
+@dataclass
+class NaiveReply:
+    naive: NaiveResult
+
+
+@dataclass
+class SweepReply:
+    environment: Environment
+    sweep: Sweep
+
+
+Reply = DevicesReply | ModeReply | NaiveReply | SweepReply
+
+
+def encode_job(job: Job) -> dict[str, Any]:
+    return {"op": job.op, **dataclasses.asdict(job)}
+
+
+def decode_job(data: dict[str, Any]) -> Job:
+    """Raises KeyError for an unknown `op` (a caller of another version: a bug, reported as such)."""
+    job: Job = decode(JOBS[data["op"]], data)
+    return job

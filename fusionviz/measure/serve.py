@@ -1,0 +1,49 @@
+"""The worker process itself (`python -m fusionviz.measure.serve`, started by `worker.Worker`): reads one job
+per line, runs it, and answers on a private copy of stdout; everything the model or torch prints goes to
+stderr, which the caller keeps in a log."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+import torch
+
+from fusionviz.errors import ConfigError
+from fusionviz.measure import jobs
+from fusionviz.measure.protocol import decode_job
+
+
+def serve() -> None:
+    # Keep a private channel for the protocol; anything else written to stdout goes to stderr.
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(message: dict[str, Any]) -> None:
+        channel.write(json.dumps(message, default=str) + "\n")
+        channel.flush()
+
+    for raw in sys.stdin:
+        if not raw.strip():
+            continue
+        try:
+            reply = jobs.handle(decode_job(json.loads(raw)), lambda stage: send({"type": "progress", "stage": stage}))
+            send({"type": "result", "reply": dataclasses.asdict(reply)})
+        except ConfigError as exc:
+            send({"type": "error", "kind": "config", "error": str(exc)})
+        except torch.OutOfMemoryError as exc:
+            send({"type": "error", "kind": "oom",
+                  "error": f"the device ran out of memory: {str(exc).splitlines()[0]}; reduce the batch or sizes"})
+            return
+        except Exception as exc:
+            send({"type": "error", "kind": "error", "error": f"{type(exc).__name__}: {exc}",
+                  "traceback": traceback.format_exc()[-4000:]})
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,157 @@
+"""Run measurements in a separate, long-lived worker process, so a crash, an out-of-memory error or a
+hang is an error reported to the caller, not a dead app.
+
+One worker serves one job at a time (GPU measurements must not interleave), resets Dynamo between
+jobs, and is restarted after a crash or a timeout. It lives across runs because a fresh process costs
+the torch import and CUDA start-up every time (10-20 s on the GPU machine).
+
+Framing: one job (`protocol.encode_job`) per line on the worker's stdin; the worker answers with JSON
+lines on a private copy of its stdout (`progress` lines, then one `result` holding the job's reply, or
+one `error`). Whatever torch or the
+user's model prints goes to the worker's stderr, which is kept in a log file whose tail is attached to
+crash reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from fusionviz.errors import WorkerError
+from fusionviz.measure.protocol import Job, Progress, encode_job
+
+
+class Worker:
+    """Client of one worker process. Thread-safe: requests are serialised."""
+
+    def __init__(self, *, cache_dir: str | None = None, env: dict[str, str] | None = None) -> None:
+        self._env = dict(env or {})
+        if cache_dir:
+            self._env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._lock = threading.Lock()
+        self._buffer = b""
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self._log = tempfile.NamedTemporaryFile(prefix="fusionviz-worker-", suffix=".log", delete=False)  # noqa: SIM115
+        env = {**os.environ, **self._env, "PYTHONUNBUFFERED": "1",
+               # Inductor's C++ kernels show in the profiler only when this is set before they compile.
+               "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1"}
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        self._buffer = b""
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "fusionviz.measure.serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._log, env=env, start_new_session=True,
+        )
+        return self._proc
+
+    def request(self, job: Job, progress: Progress | None = None, timeout_s: float = 900.0) -> dict[str, Any]:
+        """Send one job and wait for its reply (as JSON values); raises WorkerError on failure, crash or
+        timeout. `client` turns the reply into its dataclass."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write((json.dumps(encode_job(job)) + "\n").encode())
+                proc.stdin.flush()
+            except BrokenPipeError:
+                raise self._crashed("the worker could not take the job") from None
+            deadline = time.monotonic() + timeout_s
+            while True:
+                line = self._read_line(proc, deadline)
+                if line is None:
+                    self.close()
+                    raise WorkerError(
+                        f"the run took longer than its limit of {timeout_s:.0f} s and was stopped; "
+                        "choose smaller sizes, fewer modes, or raise the time limit", "timeout")
+                if line == b"":
+                    raise self._crashed("the worker process died during the run")
+                message = json.loads(line)
+                if message["type"] == "progress":
+                    if progress:
+                        progress(message["stage"])
+                elif message["type"] == "result":
+                    reply: dict[str, Any] = message["reply"]
+                    return reply
+                else:
+                    if message.get("kind") == "oom":
+                        self.close()  # a fresh process gives the device's memory back for the next job
+                    raise WorkerError(message["error"], message.get("kind", "error"))
+
+    def _read_line(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+        """The next line; b"" at end of stream; None at the deadline."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                if not sel.select(timeout=min(remaining, 1.0)):
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b""
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _crashed(self, what: str) -> WorkerError:
+        code = self._proc.wait(timeout=10) if self._proc else None
+        tail = self.log_tail()
+        self.close()
+        detail = f" (exit code {code})" if code is not None else ""
+        return WorkerError(f"{what}{detail}; its last output:\n{tail}" if tail else f"{what}{detail}", "crash")
+
+    def log_tail(self, lines: int = 15) -> str:
+        if not self._log:
+            return ""
+        try:
+            text = Path(self._log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def close(self) -> None:
+        """Stop the worker (the whole process group: compile workers too)."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait(timeout=30)
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream:
+                    stream.close()
+            self._proc = None
+        if self._log is not None:
+            self._log.close()
+            Path(self._log.name).unlink(missing_ok=True)
+            self._log = None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()

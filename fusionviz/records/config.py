@@ -1,0 +1,217 @@
+"""What a run is asked to do, and the checks that refuse a bad request before any work starts.
+
+This module imports neither torch nor plotly: the app and the CLI validate a configuration in the
+caller's process, and only the worker touches torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from fusionviz.errors import ConfigError
+
+MODES: tuple[str, ...] = (
+    "eager",
+    "default",
+    "reduce-overhead",
+    "max-autotune",
+    "max-autotune-no-cudagraphs",
+)
+COMPILED_MODES: tuple[str, ...] = MODES[1:]
+CUDA_GRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
+AUTOTUNE_MODES: frozenset[str] = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+PASSES: tuple[str, ...] = ("inference", "train")
+DYNAMIC_CHOICES: dict[str, bool | None] = {"false": False, "true": True, "none": None}
+
+# Bounds that catch typos (a batch of 10**9) before they become an out-of-memory error minutes later.
+MAX_DIM = 16384
+MAX_BATCH = 65536
+MAX_SEQ = 16384
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One configuration of the fusion lab: a model, its sizes, and the modes to compare.
+
+    `seq` is the sequence length (or image side, for the conv model) and is ignored by models without
+    one. `dynamic` is passed to `torch.compile` as is (None is torch's own default: static first,
+    dynamic after the first recompile).
+    """
+
+    model: str = "mlp"
+    dim: int = 512
+    batch: int = 256
+    seq: int | None = None
+    dtype: str = "float32"
+    device: str = "cpu"
+    pass_: str = "inference"
+    modes: tuple[str, ...] = ("eager", "default")
+    dynamic: bool | None = False
+    repeats: int = 11
+    warmup_calls: int = 10
+    profile_iterations: int = 3
+    cold_compile: bool = False
+    timeout_s: float = 900.0
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+
+def parse_modes(text: str) -> tuple[str, ...]:
+    """`"eager,default"` → `("eager", "default")`, refusing unknown names."""
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
+    return modes
+
+
+def parse_sizes(text: str) -> list[int]:
+    """`"8, 16 24"` → `[8, 16, 24]`, refusing anything that is not a whole number."""
+    words = text.replace(",", " ").split()
+    if not all(w.isdigit() for w in words):
+        raise ConfigError(f"sizes must be whole numbers separated by commas, not {text!r}")
+    return [int(w) for w in words]
+
+
+def parse_dynamic(text: str) -> bool | None:
+    try:
+        return DYNAMIC_CHOICES[text.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"--dynamic takes true, false or none, not {text!r}") from None
+
+
+def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunConfig:
+    """Refuse sizes and combinations that cannot run, with a message that says what to change.
+
+    Returns the configuration with `modes` ordered as in MODES and `eager` always first, since every
+    comparison is against eager.
+    """
+    if known_models is not None and config.model not in known_models and ":" not in config.model:
+        raise ConfigError(
+            f"unknown model {config.model!r}: choose one of {', '.join(sorted(known_models))}, "
+            "or give your own as package.module:factory"
+        )
+    for name, value, bound in (("dim", config.dim, MAX_DIM), ("batch", config.batch, MAX_BATCH)):
+        if not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{name} must be a positive whole number, not {value!r}")
+        if value > bound:
+            raise ConfigError(f"{name}={value} is beyond this tool's bound of {bound}: choose a smaller {name}")
+    if config.seq is not None:
+        if not isinstance(config.seq, int) or config.seq <= 0:
+            raise ConfigError(f"seq must be a positive whole number, not {config.seq!r}")
+        if config.seq > MAX_SEQ:
+            raise ConfigError(f"seq={config.seq} is beyond this tool's bound of {MAX_SEQ}: choose a shorter sequence")
+    if config.dtype not in DTYPES:
+        raise ConfigError(f"dtype {config.dtype!r} is not supported: choose from {', '.join(DTYPES)}")
+    if config.pass_ not in PASSES:
+        raise ConfigError(f"pass {config.pass_!r} is not supported: choose inference or train")
+    if not (config.device == "cpu" or config.device == "cuda" or config.device.startswith("cuda:")):
+        raise ConfigError(f"device {config.device!r} is not supported: use cpu or cuda:N")
+    if not config.modes:
+        raise ConfigError("no modes chosen: pick at least one compiled mode to compare with eager")
+    unknown = [m for m in config.modes if m not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
+    if config.repeats < 3:
+        raise ConfigError("repeats must be at least 3 so that p10 and p90 mean something")
+    if config.profile_iterations < 1 or config.warmup_calls < 1:
+        raise ConfigError("warmup_calls and profile_iterations must be at least 1")
+    if config.timeout_s <= 0:
+        raise ConfigError("timeout_s must be positive")
+    ordered = ("eager",) + tuple(m for m in COMPILED_MODES if m in config.modes)
+    return replace(config, modes=ordered)
+
+
+def not_applicable_reason(config: RunConfig, mode: str) -> str | None:
+    """Why `mode` cannot run on this configuration's device, or None when it can."""
+    if mode in CUDA_GRAPH_MODES and not config.is_cuda:
+        return (
+            f"{mode} captures CUDA graphs, which do not exist on the CPU; torch would silently run it as "
+            "the default mode, so fusionviz does not run it"
+        )
+    return None
+
+
+def warnings_for(config: RunConfig) -> list[str]:
+    """Things a user should know before starting this run (not errors: the run may proceed)."""
+    notes = []
+    if config.model == "conv_block" and any(m in AUTOTUNE_MODES for m in config.modes):
+        notes.append("max-autotune benchmarks convolution choices, which can take more than 10 minutes; "
+                     "the run stops at its time limit")
+    if any(m in AUTOTUNE_MODES for m in config.modes):
+        notes.append("max-autotune benchmarks many GEMM choices: expect a compile of tens of seconds or more")
+    if not config.is_cuda and config.dtype == "float16":
+        notes.append("float16 on the CPU is slow and not what Inductor's C++ backend is tuned for")
+    return notes
+
+
+SWEEP_STRATEGIES: dict[str, str] = {
+    "static": "dynamic=False: one compile per new shape, until the recompile limit sends the rest to eager",
+    "dynamic": "dynamic=True: sizes are symbols from the first compile",
+    "automatic": "dynamic=None (torch's default): static first, dynamic after the first recompile",
+    "mark_dynamic": "torch._dynamo.mark_dynamic on the swept dimension of each input",
+    "buckets": "inputs padded up to the next bucket size, compiled statically: only the buckets compile",
+}
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """A shape sweep: which dimension changes, over which sizes, under which strategies.
+
+    `schedule` is "increasing", "random" or "list" (then `sizes` is the list); generated schedules
+    have `calls` calls with sizes up to the configuration's batch (or seq).
+    """
+
+    dimension: str = "batch"
+    schedule: str = "increasing"
+    sizes: list[int] = field(default_factory=list)
+    calls: int = 12
+    strategies: list[str] = field(default_factory=lambda: list(SWEEP_STRATEGIES))
+    buckets: list[int] = field(default_factory=list)
+    steady_repeats: int = 5
+    # Each strategy in a fresh worker with an empty Inductor cache, so that compile times compare cold to
+    # cold; otherwise later strategies reuse graphs an earlier one compiled (FX-graph cache hits).
+    cold_caches: bool = False
+
+
+MAX_SWEEP_CALLS = 64
+
+
+def sweep_sizes(config: RunConfig, request: SweepRequest) -> list[int]:
+    """The sizes of each call, validated; generated schedules are deterministic (seeded)."""
+    if request.dimension not in ("batch", "seq"):
+        raise ConfigError("a sweep runs over batch or seq")
+    if request.dimension == "seq" and config.seq is None:
+        raise ConfigError(f"{config.model} has no sequence length: sweep over batch instead")
+    unknown = [s for s in request.strategies if s not in SWEEP_STRATEGIES]
+    if unknown or not request.strategies:
+        raise ConfigError(f"choose strategies from {', '.join(SWEEP_STRATEGIES)}" +
+                          (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    top = config.batch if request.dimension == "batch" else (config.seq or 1)
+    if request.schedule == "list" or request.sizes:
+        sizes = list(request.sizes)
+    elif request.schedule == "increasing":
+        sizes = [max(1, round(top * (i + 1) / request.calls)) for i in range(request.calls)]
+    elif request.schedule == "random":
+        import random
+
+        rng = random.Random(0)
+        sizes = [rng.randint(max(1, top // 8), top) for _ in range(request.calls)]
+    else:
+        raise ConfigError(f"unknown schedule {request.schedule!r}: increasing, random or list")
+    if not sizes or len(sizes) > MAX_SWEEP_CALLS:
+        raise ConfigError(f"a sweep takes 1 to {MAX_SWEEP_CALLS} calls, not {len(sizes)}")
+    bound = MAX_BATCH if request.dimension == "batch" else MAX_SEQ
+    if any(not isinstance(s, int) or s <= 0 or s > bound for s in sizes):
+        raise ConfigError(f"sweep sizes must be whole numbers from 1 to {bound}")
+    return sizes
+
+
+def bucket_sizes(sizes: list[int], buckets: list[int]) -> list[int]:
+    """The buckets to pad to: the given ones, or powers of two covering the sizes."""
+    if buckets:
+        return sorted(set(buckets))
+    return sorted({1 << max(0, (s - 1).bit_length()) for s in sizes})

@@ -1,0 +1,54 @@
+"""Opening files: a fusionviz session or a plain torch.profiler Chrome trace (either may be gzipped), as a
+Session, so that both draw with the same views. No torch: opening a file costs reading JSON only."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fusionviz.errors import SessionFileError, TraceError
+from fusionviz.records.config import RunConfig
+from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
+from fusionviz.records.trace import parse_trace
+
+
+def session_from_trace(parsed_data: Any, label: str) -> Session:
+    """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
+    with the same timeline, table and statistics as a fusionviz run. Raises TraceError."""
+    parsed = parse_trace(parsed_data)
+    run = ModeRun(
+        mode=label, summary=parsed.summary,
+        kernels=parsed.kernels.to_dict("records"), cpu_ops=parsed.cpu_ops.to_dict("records"),
+    )
+    environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)
+    return Session(config=RunConfig(model=label, device="cpu"), environment=environment, runs=[run],
+                   source="trace", label=label)
+
+
+def open_file(raw: bytes, name: str) -> Session:
+    """A session file or a Chrome trace, as a Session. Raises SessionFileError."""
+    data = read_json_bytes(raw, name)
+    if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
+        session = Session.from_dict(data)
+        session.source = "recorded"
+        session.label = session.label or name
+        return session
+    try:
+        return session_from_trace(data, trace_label(name))
+    except TraceError as exc:
+        raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
+
+
+def trace_label(name: str) -> str:
+    """`run.pt.trace.json.gz` → `run.pt.trace`: the label a trace's lane gets."""
+    base = name.rsplit("/", 1)[-1]
+    for suffix in (".gz", ".json"):
+        base = base.removesuffix(suffix)
+    return base
+
+
+def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
+    """Two runs (from two files) as one session, so they share a timeline with one µs axis."""
+    runs = [dataclasses.replace(a, mode=f"A · {label_a}"), dataclasses.replace(b, mode=f"B · {label_b}")]
+    return Session(config=RunConfig(model="comparison"), environment=Environment(), runs=runs, source="trace",
+                   label=f"{label_a} vs {label_b}")

@@ -1,0 +1,251 @@
+"""Kernel identity: the kernel table's columns, kernel classes, short names and the ops a kernel covers.
+
+Rules live in tables here so that one place decides what a kernel is called and grouped as. No torch,
+no plotly: this runs wherever a session is opened.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fusionviz.errors import SessionFileError
+
+# The kernel table: one row per kernel per profiled iteration.
+KERNEL_COLUMNS: dict[str, str] = {
+    "iteration": "profiled iteration, 0-based in launch order",
+    "name": "kernel name as the profiler reports it (CPU: the op or fused kernel, graph prefix removed)",
+    "short_name": "a readable name: Triton/C++ kernel names as they are, library kernels shortened",
+    "kernel_class": "one of KERNEL_CLASSES",
+    "start_us": "start in µs from the iteration's start (the ProfilerStep's CPU start)",
+    "dur_us": "duration in µs",
+    "stream": "CUDA stream id; -1 on the CPU",
+    "grid": "launch grid as 'x,y,z'; '' where unknown",
+    "block": "thread block as 'x,y,z'; '' where unknown",
+    "launch_op": "the CPU op that launched it (profiler correlation / External id); the op itself on the CPU",
+    "op_id": "the launching op's External id: kernels of one op call share it; -1 where unknown (graph replays)",
+    "input_shapes": "input shapes of the launching op, as text",
+    "fused_ops": "the source ATen ops the kernel covers (from its Inductor name, or its launching op)",
+    "source_file": "the generated source file of an Inductor kernel; '' otherwise",
+    "graph": "the compiled graph it ran in ('## Call CompiledFxGraph' key); '' outside compiled code",
+}
+
+# The CPU side: ops, launch calls and compiled-region markers, for the thin CPU lane under each timeline.
+CPU_OP_COLUMNS: dict[str, str] = {
+    "iteration": "profiled iteration, 0-based",
+    "name": "op or call name",
+    "category": "'op' (a top-level op), 'launch' (a CUDA runtime/driver launch call), 'region' (a compiled region)",
+    "start_us": "start in µs from the iteration's start",
+    "dur_us": "duration in µs",
+}
+
+KERNEL_CLASSES: tuple[str, ...] = (
+    "gemm",
+    "triton_pointwise",
+    "triton_reduction",
+    "triton_template",
+    "cpp_fused",
+    "aten",
+    "copy",
+    "other",
+)
+
+CLASS_DESCRIPTIONS: dict[str, str] = {
+    "gemm": "matrix multiply or convolution from a library (cuBLAS, cuBLASLt, CUTLASS, cuDNN, oneDNN/MKL, extern mm)",
+    "triton_pointwise": "Inductor-generated Triton elementwise kernel (triton_poi_*)",
+    "triton_reduction": "Inductor-generated Triton reduction (triton_red_*, persistent triton_per_*)",
+    "triton_template": "Triton GEMM template with its epilogue fused in (triton_tem_*, max-autotune)",
+    "cpp_fused": "Inductor-generated C++ kernel on the CPU (cpp_fused_*)",
+    "aten": "another native PyTorch kernel (eager elementwise, norm, softmax...)",
+    "copy": "memory copy or fill: memcpy, memset, copy kernels, CUDA-graph input copies",
+    "other": "anything else",
+}
+
+# Ordered rules: the first pattern that matches a kernel's name decides its class.
+_CLASS_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("triton_template", re.compile(r"^triton_tem_")),
+    ("triton_pointwise", re.compile(r"^triton_poi_")),
+    ("triton_reduction", re.compile(r"^triton_(red|per)_")),
+    ("cpp_fused", re.compile(r"(^|_)cpp_fused_")),
+    ("copy", re.compile(r"(?i)memcpy|memset|copy_kernel|CatArrayBatchedCopy|^Memcpy|^Memset|fill_kernel")),
+    (
+        "gemm",
+        re.compile(
+            r"(?i)gemm|gemv|cublas|cutlass|nvjet|xmma|splitKreduce|dot_kernel|sm\d+_.*(?:fprop|dgrad|wgrad)"
+            r"|implicit_convolve|conv2d|winograd|cudnn|^aten::(?:addmm|mm|bmm|baddbmm|linear|matmul|_addmm_activation"
+            r"|convolution|_convolution|mkldnn_convolution|conv\w*|_mkl_linear|mkldnn_\w*linear\w*)$"
+            r"|^mkldnn::|^mkl::"
+        ),
+    ),
+    ("copy", re.compile(r"^aten::(?:copy_|clone|_to_copy|fill_|zero_|cat)$")),
+    ("aten", re.compile(r"at::native|^aten::|^void at::|cunn_|elementwise_kernel|reduce_kernel|layer_norm|softmax")),
+)
+
+# CUDA-graph input copies and other copy kernels that carry a generic name: decided by their launching op.
+_COPY_LAUNCH_OPS = re.compile(r"copy|_foreach_copy|clone|_to_copy")
+
+# Ops that are not kernels on the CPU themselves (metadata, views, allocation, no-op wrappers); the reader
+# still looks inside them, since `aten::to` or `aten::contiguous` may call a real copy.
+CPU_VIEW_OPS: frozenset[str] = frozenset(
+    f"aten::{name}"
+    for name in (
+        "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "as_strided", "slice", "select",
+        "unsqueeze", "squeeze", "detach", "alias", "empty", "empty_strided", "empty_like", "resolve_conj",
+        "resolve_neg", "lift_fresh", "split", "unbind", "chunk", "narrow", "view_as", "expand_as", "flatten",
+        "unflatten", "numpy_T", "_reshape_alias", "set_", "zeros_like_meta", "result_type", "dropout",
+        "is_nonzero", "size", "stride", "to", "type_as", "lift", "_has_compatible_shallow_copy_type",
+        "_local_scalar_dense", "item", "sym_size", "sym_stride", "sym_numel", "numel", "dim", "contiguous",
+    )
+)
+
+
+def classify(name: str, launch_op: str = "", category: str = "kernel") -> str:
+    """The kernel class of a kernel (GPU) or top-level compute call (CPU)."""
+    if category in ("gpu_memcpy", "gpu_memset"):
+        return "copy"
+    if launch_op and _COPY_LAUNCH_OPS.search(launch_op) and not name.startswith("triton_"):
+        return "copy"
+    for kernel_class, pattern in _CLASS_RULES:
+        if pattern.search(name):
+            return kernel_class
+    return "other"
+
+
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_")
+_INDUCTOR_PREFIX = re.compile(r"^(?:triton_(?:poi|red|per|tem)|cpp)_fused_?")
+_TRAILING_INDEX = re.compile(r"_\d+$")
+
+
+def normalise_name(name: str) -> str:
+    """Drop the `graph_<n>_` prefix that CPU kernel profiling adds (it changes with cache hits)."""
+    return _GRAPH_PREFIX.sub("", name)
+
+
+def short_name(name: str) -> str:
+    """A readable name: Inductor names as they are; C++ library names without namespaces and arguments."""
+    if name.startswith(("triton_", "cpp_")) or name.startswith("aten::"):
+        return name
+    text = re.sub(r"^void\s+", "", name).replace("(anonymous namespace)::", "")
+    text = text.split("(", 1)[0]
+    base, _, template = text.partition("<")
+    base = base.split("::")[-1]
+    functor = re.findall(r"([A-Z][A-Za-z0-9]*(?:Functor|Kernel|Impl|Op)\w*)", template)
+    label = f"{base}<{functor[0]}>" if functor else base
+    return label if len(label) <= 60 else label[:57] + "..."
+
+
+@lru_cache(maxsize=1)
+def aten_vocabulary() -> frozenset[str]:
+    """ATen op names (aten_ops.txt, generated from torch by scripts/make_aten_vocabulary.py)."""
+    path = Path(__file__).parent / "aten_ops.txt"
+    return frozenset(line.strip() for line in path.read_text().splitlines() if line.strip())
+
+
+@lru_cache(maxsize=4096)
+def fused_ops_from_name(name: str) -> tuple[str, ...]:
+    """The source ops an Inductor kernel covers, read off its descriptive name.
+
+    `triton_per_fused_gelu_native_layer_norm_0` → (`gelu`, `native_layer_norm`): the words are matched
+    greedily against ATen op names, longest first, so multi-word ops stay whole.
+    """
+    name = normalise_name(name)
+    match = _INDUCTOR_PREFIX.match(name)
+    if not match:
+        return ()
+    body = _TRAILING_INDEX.sub("", name[match.end():])
+    vocabulary = aten_vocabulary()
+    words = body.split("_")
+    ops: list[str] = []
+    i = 0
+    while i < len(words):
+        lead = "_" if words[i] == "" else ""
+        start = i + 1 if lead else i
+        for j in range(len(words), start, -1):
+            candidate = lead + "_".join(words[start:j])
+            if candidate in vocabulary:
+                ops.append(candidate)
+                i = j
+                break
+        else:
+            if words[i]:
+                ops.append(words[i])
+            i += 1
+    return tuple(ops)
+
+
+# Op families: eager and Inductor name the same computation differently (eager's addmm, Inductor's mm).
+_FAMILY_ALIASES: dict[str, str] = {
+    **{op: "matmul" for op in ("addmm", "mm", "bmm", "baddbmm", "linear", "matmul", "_addmm_activation",
+                               "_mkl_linear", "mkldnn_linear", "addmv", "mv")},
+    **{op: "layer_norm" for op in ("native_layer_norm", "layer_norm")},
+    **{op: "batch_norm" for op in ("native_batch_norm", "_native_batch_norm_legit_no_training",
+                                   "_native_batch_norm_legit", "batch_norm", "cudnn_batch_norm",
+                                   "_batch_norm_impl_index", "_native_batch_norm_legit_functional")},
+    **{op: "convolution" for op in ("convolution", "_convolution", "cudnn_convolution", "mkldnn_convolution",
+                                    "conv2d", "convolution_overrideable")},
+    **{op: "softmax" for op in ("softmax", "_softmax", "_safe_softmax", "log_softmax", "_log_softmax")},
+    **{op: "attention" for op in ("scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                                  "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+                                  "_scaled_dot_product_flash_attention_for_cpu", "_flash_attention_forward",
+                                  "_efficient_attention_forward")},
+    "clamp_min": "relu",
+    "threshold": "relu",
+}
+
+
+def op_family(op: str) -> str:
+    """The family an op belongs to, for linking eager kernels to the compiled kernels that absorbed them."""
+    bare = op.removeprefix("aten::").split(".")[0]
+    return _FAMILY_ALIASES.get(bare, bare.lstrip("_"))
+
+
+def kernel_row(*, iteration: int, name: str, kernel_class: str, start_us: float, dur_us: float, stream: int,
+               grid: str, block: str, launch_op: str, op_id: int, input_shapes: str, fused_ops: list[str],
+               source_file: str, graph: str) -> dict[str, Any]:
+    """One row of the kernel table; the only place rows are made, so every row has exactly KERNEL_COLUMNS."""
+    return {"iteration": iteration, "name": name, "short_name": short_name(name), "kernel_class": kernel_class,
+            "start_us": start_us, "dur_us": dur_us, "stream": stream, "grid": grid, "block": block,
+            "launch_op": launch_op, "op_id": op_id, "input_shapes": input_shapes, "fused_ops": fused_ops,
+            "source_file": source_file, "graph": graph}
+
+
+def cpu_op_row(*, iteration: int, name: str, category: str, start_us: float, dur_us: float) -> dict[str, Any]:
+    """One row of the CPU op table (CPU_OP_COLUMNS)."""
+    return {"iteration": iteration, "name": name, "category": category, "start_us": start_us, "dur_us": dur_us}
+
+
+# Columns added after sessions were first recorded, with the value older files imply.
+_KERNEL_DEFAULTS: dict[str, Any] = {"op_id": -1}
+
+
+def kernel_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
+    """The kernel table from its JSON records (a mode's or a sweep strategy's), keys checked against
+    KERNEL_COLUMNS before the frame is built: a misspelt or missing key is an error, not a NaN column."""
+    rows = [{**_KERNEL_DEFAULTS, **r} for r in records] if records and records[0].keys() != KERNEL_COLUMNS.keys() \
+        else records
+    _check_keys(rows, KERNEL_COLUMNS, what)
+    frame = pd.DataFrame(rows, columns=list(KERNEL_COLUMNS))
+    frame["op_id"] = frame["op_id"].astype(int)
+    return frame
+
+
+def cpu_op_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
+    """The CPU op table from its records, keys checked against CPU_OP_COLUMNS."""
+    _check_keys(records, CPU_OP_COLUMNS, what)
+    return pd.DataFrame(records, columns=list(CPU_OP_COLUMNS))
+
+
+def _check_keys(records: list[dict[str, Any]], columns: dict[str, str], what: str) -> None:
+    expected = columns.keys()
+    for record in records:
+        if record.keys() != expected:
+            missing = [c for c in columns if c not in record]
+            unknown = [k for k in record if k not in columns]
+            raise SessionFileError(
+                f"{what} has a malformed row: " + "; ".join(
+                    part for part in (f"missing {', '.join(missing)}" if missing else "",
+                                      f"unknown {', '.join(unknown)}" if unknown else "") if part))

@@ -1,0 +1,285 @@
+"""The session: everything one fusion-lab run produced, saved as versioned JSON.
+
+The CLI writes it, the app reads it, the tests check it. It holds plain data only (no torch), so a
+session recorded on a GPU machine opens anywhere. Fields added in later versions get defaults, so an
+older file still loads; a file of a newer schema is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from fusionviz.errors import SessionFileError
+from fusionviz.records.config import RunConfig
+from fusionviz.records.kernels import cpu_op_frame, kernel_frame
+
+SCHEMA_VERSION = 1
+SESSION_KIND = "fusionviz.session"
+
+
+RunStatus = Literal["ok", "error", "not_applicable"]
+CacheState = Literal["warm", "cold", "mixed", "unknown"]
+SessionSource = Literal["live", "recorded", "trace"]
+
+
+@dataclass
+class Environment:
+    """Where a session was captured. Versions are None where not applicable (no CUDA on a CPU run)."""
+
+    device_name: str = ""
+    device_kind: str = "cpu"
+    torch_version: str = ""
+    triton_version: str | None = None
+    cuda_version: str | None = None
+    driver_version: str | None = None
+    cpu: str = ""
+    cpu_count: int = 0
+    python_version: str = ""
+    hostname: str = ""
+    captured_at: str = ""
+    fusionviz_version: str = ""
+    device_memory_gib: float | None = None
+
+
+@dataclass
+class Latency:
+    """Per-call latency in ms over `repeats` repeats of `calls_per_repeat` calls each."""
+
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    samples_ms: list[float]
+    calls_per_repeat: int
+    timer: Literal["cuda_events", "perf_counter"]
+
+
+@dataclass
+class CompileInfo:
+    """The first compiled call, timed on its own. `cache` says whether Inductor's caches were hit."""
+
+    first_call_s: float
+    cache: CacheState  # "warm" (FX-graph cache hit), "cold" (miss), "mixed", or "unknown"
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    cold_requested: bool = False
+    steady_after_calls: int = 0
+
+
+@dataclass
+class GraphBreak:
+    reason: str
+    user_frame: str  # "file:line in function: source line"
+
+
+@dataclass
+class TraceSummary:
+    """Per-iteration figures read off the profiled iterations (means over them)."""
+
+    iterations: int
+    kernels_per_iteration: float
+    launches_per_iteration: float | None
+    # kernel time (union) / iteration span; in fusionviz's own captures / the unprofiled latency instead
+    busy_fraction: float | None
+    span_us: float
+    kernel_time_us: float
+    idle_us: float
+    largest_gap_us: float
+    representative_iteration: int = 0  # the iteration of median span, drawn on timelines
+
+
+@dataclass
+class ModeRun:
+    """One mode's results. `status` is "ok", "error" or "not_applicable" (then `error` says why)."""
+
+    mode: str
+    status: RunStatus = "ok"
+    error: str | None = None
+    latency: Latency | None = None
+    compile: CompileInfo | None = None
+    summary: TraceSummary | None = None
+    graph_count: int | None = None
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    recompiles: int | None = None
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    cpu_ops: list[dict[str, Any]] = field(default_factory=list)
+    kernel_sources: dict[str, str] = field(default_factory=dict)
+    output_code: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    trace_gz_b64: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def kernel_frame(self) -> pd.DataFrame:
+        """The kernel table (columns documented in `kernels.KERNEL_COLUMNS`)."""
+        return kernel_frame(self.kernels, f"{self.mode} kernel table")
+
+    def cpu_op_frame(self) -> pd.DataFrame:
+        """The CPU op table (columns documented in `kernels.CPU_OP_COLUMNS`)."""
+        return cpu_op_frame(self.cpu_ops, f"{self.mode} CPU op table")
+
+    def chrome_trace(self) -> bytes | None:
+        """The raw torch.profiler Chrome trace (JSON bytes) this run was read from, if kept."""
+        return gzip.decompress(base64.b64decode(self.trace_gz_b64)) if self.trace_gz_b64 else None
+
+
+@dataclass
+class SweepCall:
+    """One call of a shape sweep under one strategy."""
+
+    index: int
+    size: int  # the swept dimension's value for this call
+    latency_ms: float
+    compiled: bool
+    compile_s: float
+    fell_back_to_eager: bool = False
+
+
+@dataclass
+class StrategyRun:
+    """A shape-sweep strategy's results: per-call timings, compiles and their reasons."""
+
+    strategy: str
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    calls: list[SweepCall] = field(default_factory=list)
+    compiles: int = 0
+    compile_total_s: float = 0.0
+    recompile_reasons: list[str] = field(default_factory=list)
+    steady_ms_by_size: dict[str, float] = field(default_factory=dict)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernel_sources: dict[str, str] = field(default_factory=dict)
+    recompile_limit_hit: bool = False
+    # Inductor FX-graph cache hits and misses over the schedule: a hit compiles in a fraction of a miss.
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    cold_caches: bool = False  # the strategy ran in a fresh worker with an empty Inductor cache
+
+    def kernel_frame(self) -> pd.DataFrame:
+        """The kernel table of the profiled call (columns documented in `kernels.KERNEL_COLUMNS`)."""
+        return kernel_frame(self.kernels, f"{self.strategy} kernel table")
+
+
+@dataclass
+class Sweep:
+    """A dynamic-vs-static shapes sweep over one dimension (`batch` or `seq`)."""
+
+    dimension: str
+    schedule: list[int]
+    strategies: list[StrategyRun] = field(default_factory=list)
+    buckets: list[int] = field(default_factory=list)
+    kernel_size: int | None = None  # the size whose kernels are kept per strategy
+
+
+@dataclass
+class Session:
+    config: RunConfig
+    environment: Environment
+    runs: list[ModeRun] = field(default_factory=list)
+    sweep: Sweep | None = None
+    source: SessionSource = "live"  # "live", "recorded" (a file) or "trace" (a plain profiler trace)
+    label: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    def run(self, mode: str) -> ModeRun | None:
+        return next((r for r in self.runs if r.mode == mode), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        return {"kind": SESSION_KIND, **data}
+
+    def save(self, path: str | Path) -> Path:
+        """Write JSON; gzip it when the name ends in `.gz`."""
+        path = Path(path)
+        data = self.to_json_bytes()
+        path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+        return path
+
+    def to_json_bytes(self) -> bytes:
+        return json.dumps(self.to_dict(), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Session:
+        if not isinstance(data, dict) or data.get("kind") != SESSION_KIND:
+            raise SessionFileError("this is not a fusionviz session (no \"kind\": \"fusionviz.session\" at the top)")
+        version = data.get("schema_version")
+        if not isinstance(version, int):
+            raise SessionFileError("this session has no schema_version: it was not written by fusionviz")
+        if version > SCHEMA_VERSION:
+            raise SessionFileError(
+                f"this session has schema version {version}, newer than the {SCHEMA_VERSION} this fusionviz reads: "
+                "upgrade fusionviz to open it"
+            )
+        try:
+            return decode(cls, data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise SessionFileError(f"this session file is damaged: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> Session:
+        return cls.from_bytes(Path(path).read_bytes(), name=str(path))
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, name: str = "session") -> Session:
+        return cls.from_dict(read_json_bytes(raw, name))
+
+
+@dataclass
+class NaiveResult:
+    """The widely copied naive measurement of one mode (see `measure.naive`), kept to show what it gets wrong."""
+
+    mode: str
+    calls: int
+    naive_eager_ms: float
+    naive_mode_ms: float
+    naive_speedup: float
+    key_averages_rows_eager: int
+    key_averages_rows_mode: int
+
+
+def read_json_bytes(raw: bytes, name: str) -> Any:
+    """Parse JSON that may be gzipped, with an error naming the file."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except OSError as exc:
+            raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from exc
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SessionFileError(f"{name} is not JSON: {exc}") from exc
+
+
+def decode(tp: Any, value: Any) -> Any:
+    """Rebuild a dataclass tree from JSON values, ignoring unknown keys and defaulting missing ones.
+
+    Used for session files and for the worker's answers, which carry the same dataclasses as JSON."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        return decode(options[0], value) if len(options) == 1 else value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise TypeError(f"{tp.__name__} expects an object, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        kwargs = {f.name: decode(hints[f.name], value[f.name]) for f in dataclasses.fields(tp) if f.name in value}
+        return tp(**kwargs)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [decode(item, v) for v in value]
+    if origin is tuple:
+        return tuple(value)
+    return value

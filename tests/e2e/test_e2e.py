@@ -1,0 +1,225 @@
+"""The app in a real headless Chromium against `streamlit run app.py`; screenshots go to a temporary folder,
+or to docs/screenshots/ with `--refresh-screenshots`.
+
+Uses Debian's /usr/bin/chromium through pip playwright (no browser download); skipped without it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from fusionviz.records.session import Session
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+VIEWPORT = {"width": 1500, "height": 4200}  # tall: a full-page screenshot misses Streamlit content below the fold
+RUN_TIMEOUT_MS = 240_000
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture(scope="session")
+def shots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: docs/screenshots with `--refresh-screenshots`, else a temporary folder, so a
+    test run leaves the checkout as it was."""
+    if request.config.getoption("--refresh-screenshots"):
+        return ROOT / "docs" / "screenshots"
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots in {folder}")
+    return folder
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`streamlit run app.py` on a free localhost port, showing the H200 sessions shipped in sessions/."""
+    port = free_port()
+    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "localhost", "--server.headless", "true"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        # One OpenMP thread: on a 2-core test box the browser takes a core, and Inductor's C++ kernels
+        # spinning on an OpenMP barrier against it ran 100x slow, which is not what the screenshots should show.
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=True)
+    url = f"http://localhost:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"streamlit did not start; see {log.name}")
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM),
+                                     args=["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"])
+        yield chromium
+        chromium.close()
+
+
+def settle(page: Page) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_timeout(500)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
+
+
+def wait_for_charts(page: Page, count: int) -> None:
+    """Wait until `count` Plotly charts have drawn (Streamlit shows placeholders first)."""
+    page.wait_for_function(
+        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}", timeout=60_000)
+    page.wait_for_timeout(800)
+
+
+def no_exceptions(page: Page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def click_kernel_bar(page: Page, kernel_class: str) -> None:
+    """Click the first bar of one kernel class on the timeline (bars are SVG paths in trace order)."""
+    index = page.evaluate(
+        """(name) => {
+            const plot = [...document.querySelectorAll('.js-plotly-plot')]
+                .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+            plot.scrollIntoView();
+            return plot.data.findIndex(t => t.name === name);
+        }""", kernel_class)
+    assert index >= 0
+    plot = page.locator(".js-plotly-plot").filter(has_text="Kernel timeline")
+    box = plot.locator(".barlayer .trace").nth(index).locator(".point path").first.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.wait_for_timeout(400)  # Plotly picks the clicked point from the hover
+    page.mouse.click(x, y)
+
+
+def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, shots: Path) -> None:
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(server)
+    page.get_by_text("You are looking at").wait_for(timeout=120_000)
+    settle(page)
+    wait_for_charts(page, 4)
+    page.screenshot(path=str(shots / "first-visit-recorded.png"))
+    assert page.get_by_text("Recorded session: NVIDIA H200").count() == 1
+    no_exceptions(page)
+
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.locator('[data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="linear_ln_gelu").click()
+    settle(page)
+    started = time.monotonic()
+    sidebar.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("This run was measured in").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    first_s = time.monotonic() - started
+    assert page.get_by_text("Live on this machine").count() == 1
+    timeline = page.locator(".js-plotly-plot").filter(has_text="Kernel timeline")
+    assert timeline.count() == 1
+    no_exceptions(page)
+
+    click_kernel_bar(page, "cpp_fused")
+    page.get_by_text("Generated source of").wait_for(timeout=30_000)
+    settle(page)
+    wait_for_charts(page, 4)
+    page.screenshot(path=str(shots / "fusion-lab-live-cpu.png"))
+
+    started = time.monotonic()
+    sidebar.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("answered from the cache").wait_for(timeout=30_000)
+    cached_s = time.monotonic() - started
+    print(f"\nlinear_ln_gelu dim 256 batch 64 in Chromium: first run {first_s:.1f} s, cached re-run {cached_s:.2f} s")
+    no_exceptions(page)
+    page.close()
+
+
+def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser, shots: Path,
+                                                   ln_gelu_session: Session, tmp_path: Path) -> None:
+    trace = tmp_path / "default.pt.trace.json"
+    trace.write_bytes(ln_gelu_session.run("default").chrome_trace())
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/Trace_explorer")
+    page.get_by_text("Per-kernel statistics").wait_for(timeout=60_000)
+    page.get_by_text("Compare with a second file").click()
+    settle(page)
+    page.get_by_text("Upload a file").last.click()
+    settle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(trace))
+    page.get_by_text("Kernels that differ").wait_for(timeout=60_000)
+    settle(page)
+    wait_for_charts(page, 2)
+    assert page.locator(".js-plotly-plot").count() >= 2
+    no_exceptions(page)
+    page.screenshot(path=str(shots / "trace-explorer-compare.png"))
+    page.close()
+
+
+def test_methodology_page(server: str, browser: Browser, shots: Path) -> None:
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/Methodology")
+    page.get_by_role("button", name="Measure both ways").click()
+    page.locator(".js-plotly-plot").filter(has_text="Naive loop vs proper").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    wait_for_charts(page, 1)
+    no_exceptions(page)
+    page.screenshot(path=str(shots / "methodology.png"))
+    page.close()
+
+
+def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: Browser, shots: Path) -> None:
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/Dynamic_shapes")
+    page.get_by_text("You are looking at").wait_for(timeout=60_000)
+    settle(page)
+    wait_for_charts(page, 3)
+    assert page.get_by_text("Recorded session: NVIDIA H200").count() == 1
+    assert page.get_by_text("Lines that differ").count() == 1
+    no_exceptions(page)
+    page.screenshot(path=str(shots / "dynamic-shapes-h200-sweep.png"))
+    page.close()
+
+
+def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, shots: Path) -> None:
+    page = browser.new_page(viewport={"width": 1600, "height": 900})  # a projector's screen
+    page.goto(server)
+    page.get_by_text("You are looking at").wait_for(timeout=120_000)
+    settle(page)
+    page.get_by_text("Presentation").click()
+    settle(page)
+    page.get_by_text("Timeline", exact=True).click()
+    settle(page)
+    wait_for_charts(page, 1)
+    assert page.locator('[data-testid="stSidebar"]').is_hidden()
+    assert page.locator(".js-plotly-plot").count() == 1
+    no_exceptions(page)
+    page.screenshot(path=str(shots / "presentation-timeline.png"))
+    page.close()

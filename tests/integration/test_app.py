@@ -1,0 +1,241 @@
+"""Every page through streamlit's AppTest, with real CPU runs: what the page shows must match the session."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.verdict import verdict
+from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
+from fusionviz.records.config import RunConfig
+from fusionviz.records.session import Session
+from tests.conftest import SHIPPED_SWEEP
+from ui import state
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 240  # a first-ever compile on a machine takes ~15 s; leave room for a slow CI box
+
+
+@pytest.fixture(autouse=True)
+def sessions_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty sessions/ folder per test, so what a first visit shows is under the test's control."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    return folder
+
+
+def decode(value: Any) -> list[Any]:
+    """A Plotly array as sent to the browser: a list, or base64 {"dtype", "bdata"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def figures(at: AppTest) -> dict[str, dict[str, Any]]:
+    """The page's Plotly figures by title."""
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return {spec["layout"]["title"]["text"]: spec for spec in specs}
+
+
+def kernels_per_mode(timeline: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for trace in timeline["data"]:
+        if trace.get("name") in CLASS_COLOURS:
+            for custom in trace["customdata"]:
+                counts[custom[0]] = counts.get(custom[0], 0) + 1
+    return counts
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert at.button(key="example")  # nothing recorded: the page offers a one-click example
+    # The defaults are mlp, dim 256, batch 64, eager + default on the CPU.
+    assert (at.sidebar.selectbox(key="model").value, at.sidebar.select_slider(key="dim").value,
+            at.sidebar.select_slider(key="batch").value, at.sidebar.selectbox(key="device").value) == (
+        "mlp", 256, 64, "cpu")
+    config = RunConfig(model="mlp", dim=256, batch=64, modes=("eager", "default"))
+    state.results().pop(state.result_key("session", config))
+
+    started = time.monotonic()
+    at.sidebar.button(key="run").click().run()
+    first_s = time.monotonic() - started
+    no_errors(at)
+    session: Session = state.results().get(state.result_key("session", config))
+    started = time.monotonic()
+    at.sidebar.button(key="run").click().run()
+    cached_s = time.monotonic() - started
+    no_errors(at)
+    print(f"\nmlp dim 256 batch 64 eager+default through the UI: first run {first_s:.1f} s "
+          f"(compile {session.run('default').compile.first_call_s:.1f} s, Inductor cache "
+          f"{session.run('default').compile.cache}), cached re-run {cached_s:.2f} s")
+    assert cached_s < 2.0 < first_s
+    assert any("answered from the cache" in c.value for c in at.caption)
+    assert any("Live on this machine" in c.value for c in at.caption)
+
+    figs = figures(at)
+    timeline = figs["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
+    latency = figs["Latency per call"]["data"][0]
+    assert decode(latency["x"]) == pytest.approx([r.latency.median_ms for r in session.runs])
+    default = comparisons(session)["default"]
+    assert latency["text"][1] == f"{default.speedup:.2f}× vs eager"
+    speedup = next(m for m in at.metric if m.label == "default speedup")
+    assert speedup.value == f"{default.speedup:.2f}×"
+    assert any(m.value == f"#### {verdict(session)}" for m in at.markdown)
+    assert any(title.startswith("default:") for title in figs)  # the collapse view
+    assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
+
+
+def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "cpu-linear_ln_gelu.json.gz")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert any("cpu-linear_ln_gelu.json.gz" in i.value for i in at.info)
+    assert any("Recorded session" in c.value and ln_gelu_session.environment.torch_version in c.value
+               for c in at.caption)
+    assert any("reduce-overhead is not applicable" in m.value for m in at.markdown)
+    assert next(m for m in at.metric if m.label == "reduce-overhead").value == "not applicable"
+    timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
+
+
+def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "example.json")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.toggle(key="_pres_fusion lab").set_value(True).run()
+    at.radio(key="present_view").set_value("Latency").run()
+    no_errors(at)
+    (spec,) = figures(at).values()
+    assert spec["layout"]["font"]["size"] == ChartSettings.presentation().font_size
+
+
+def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    ln_gelu_session.save(sessions_dir / "recorded.json.gz")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    no_errors(at)
+    assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {"eager": 3,
+                                                                                                "default": 2}
+    stats = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
+    assert [int(s["count"].sum()) for s in stats] == [len(r.kernel_frame()) for r in ln_gelu_session.runs if r.ok]
+
+    trace = ln_gelu_session.run("default").chrome_trace()
+    at.radio(key="a_source").set_value("Upload a file").run()
+    at.file_uploader(key="a_file").set_value(("default.pt.trace.json", trace, "application/json")).run()
+    no_errors(at)
+    assert any("torch.profiler trace default.pt.trace" in c.value for c in at.caption)
+    assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {
+        "default.pt.trace": 2}
+
+    at.toggle(key="compare").set_value(True).run()
+    at.radio(key="b_source").set_value("Recorded session (sessions/)").run()
+    no_errors(at)
+    summary = next(d.value for d in at.dataframe if "B - A" in d.value.columns)
+    assert summary["A"][0] == 2 and summary["B"][0] == 3  # the trace against the session's eager run
+
+    at.radio(key="b_source").set_value("Upload a file").run()
+    at.file_uploader(key="b_file").set_value(("notes.json", b'{"a": 1}', "application/json")).run()
+    assert not at.exception
+    assert any("neither a fusionviz session nor a torch.profiler trace" in e.value for e in at.error)
+
+
+def test_methodology_page_puts_naive_next_to_proper() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/2_Methodology.py").run()
+    no_errors(at)
+    at.number_input(key="m_dim").set_value(32)
+    at.number_input(key="m_batch").set_value(8)
+    at.number_input(key="m_calls").set_value(20)
+    at.button(key="m_run").click().run()
+    no_errors(at)
+    config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), repeats=5)
+    session = state.results().get(state.result_key("session", config))
+    table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
+    assert table.proper[0] == pytest.approx(comparisons(session)["default"].speedup)
+    assert table.proper[3] == session.run("eager").summary.kernels_per_iteration
+    assert table.naive[3] >= table.proper[3]  # key_averages() rows include CPU ops that are not kernels
+    assert "Naive loop vs proper measurement" in figures(at)
+
+
+SHAPES = "pages/3_Dynamic_shapes.py"
+
+
+def test_dynamic_shapes_first_open_shows_the_shipped_gpu_sweep(sessions_dir: Path, shipped_sweep: Session) -> None:
+    shutil.copy(SHIPPED_SWEEP, sessions_dir / SHIPPED_SWEEP.name)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(SHAPES).run()
+    no_errors(at)
+    assert any(SHIPPED_SWEEP.name in i.value for i in at.info)
+    env = shipped_sweep.environment
+    assert any("Recorded session: NVIDIA H200" in c.value and env.torch_version in c.value
+               and env.captured_at[:10] in c.value for c in at.caption)
+    figs = figures(at)
+    latency = figs["Latency of every call: compiles are the peaks"]
+    compiled = {t["name"]: t for t in latency["data"] if t["name"].endswith(": compiled")}
+    assert {name: len(decode(t["x"])) for name, t in compiled.items()} == {
+        f"{s.strategy}: compiled": sum(c.compiled for c in s.calls) for s in shipped_sweep.sweep.strategies}
+    summary = next(d.value for d in at.dataframe if "ratio_vs_static" in d.value.columns)
+    assert list(summary.compiles) == [s.compiles for s in shipped_sweep.sweep.strategies]
+
+    # The lab skips a sweep-only session: nothing recorded with mode runs, so it offers the example.
+    lab = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(lab)
+    assert lab.button(key="example")
+
+
+def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(SHAPES).run()
+    no_errors(at)
+    assert not at.get("plotly_chart")  # nothing recorded here, nothing run yet
+    assert at.sidebar.radio(key="s_dimension_mlp").options == ["batch"]  # mlp has no sequence length
+    at.sidebar.selectbox(key="s_model").set_value("transformer_block").run()
+    assert at.sidebar.radio(key="s_dimension_transformer_block").options == ["batch", "seq"]
+    at.sidebar.selectbox(key="s_model").set_value("mlp").run()
+    at.sidebar.number_input(key="s_dim").set_value(32)
+    at.sidebar.radio(key="s_schedule").set_value("list").run()
+    at.sidebar.text_input(key="s_sizes").set_value("4, 8, x").run()
+    assert any("whole numbers" in e.value for e in at.sidebar.error)
+    at.sidebar.text_input(key="s_sizes").set_value("4, 8, 12, 4, 8, 12")
+    at.sidebar.multiselect(key="s_strategies").set_value(["static", "dynamic"]).run()
+    assert not at.get("plotly_chart")  # moving widgets runs nothing
+    at.sidebar.button(key="s_run").click().run()
+    no_errors(at)
+
+    session = next(s for k, s in state.results().items() if k.startswith("sweep|") and s.config.model == "mlp"
+                   and s.sweep.schedule == [4, 8, 12, 4, 8, 12])
+    assert any("Live on this machine" in c.value for c in at.caption)
+    figs = figures(at)
+    latency = figs["Latency of every call: compiles are the peaks"]
+    lines = {t["name"]: decode(t["y"]) for t in latency["data"] if t.get("mode") == "lines+markers"}
+    assert lines == {s.strategy: pytest.approx([c.latency_ms for c in s.calls]) for s in session.sweep.strategies}
+    cumulative = next(spec for title, spec in figs.items() if title.startswith("Cumulative time"))
+    summary = next(d.value for d in at.dataframe if "ratio_vs_static" in d.value.columns)
+    assert list(summary.strategy) == ["static", "dynamic"] and list(summary.compiles) == [
+        s.compiles for s in session.sweep.strategies]
+    assert {t["name"]: decode(t["y"])[-1] for t in cumulative["data"]} == pytest.approx(
+        dict(zip(summary.strategy, summary.total_s, strict=True)))
+    reasons = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert list(reasons.strategy) == ["static", "static"]
+    assert any(m.value == "**dynamic**: takes its size as an argument: `ks0`" for m in at.markdown)
+    assert any(b.label == "Sweep session (JSON)" for b in at.get("download_button"))
+
+    started = time.monotonic()
+    at.sidebar.button(key="s_run").click().run()
+    assert time.monotonic() - started < 2.0 and any("answered from the cache" in i.value for i in at.info)

@@ -1,0 +1,92 @@
+"""Figure inputs and figures on hand-made sessions: bars, markers and node layouts, checked by arithmetic."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from fusionviz.charts.collapse import collapse_figure, collapse_layout
+from fusionviz.charts.latency import latency_figure, latency_rows, metric_rows
+from fusionviz.charts.style import CLASS_COLOURS
+from fusionviz.charts.timeline import BLOCK, break_markers, selected_kernel, timeline_bars, timeline_figure
+from fusionviz.records.session import GraphBreak
+from tests.unit.factories import cpu, k, run, session
+
+LN = ("native_layer_norm",)
+EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::layer_norm", 12, 5, ops=LN, op_id=2),
+                      k("aten::gelu", 20, 5, ops=("gelu",), op_id=3),
+                      k("gemm", 100, 10, ops=("addmm",), op_id=4, iteration=1),
+                      k("aten::layer_norm", 112, 5, ops=LN, op_id=5, iteration=1),
+                      k("aten::gelu", 120, 30, ops=("gelu",), op_id=6, iteration=1)],
+            ms=(0.1, 0.09, 0.11), cpu_ops=[cpu("aten::linear", "op", 0, 8), cpu("cudaLaunchKernel", "launch", 1, 2)])
+COMPILED = run("default", [k("gemm", 0, 10, ops=("mm",), op_id=7, kernel_class="gemm"),
+                           k("triton_per_fused_gelu_native_layer_norm_0", 12, 6, ops=("gelu", "native_layer_norm")),
+                           k("triton_poi_fused_new_0", 20, 2, ops=("sin",))],
+               ms=(0.2, 0.15, 0.25), compile_s=1.0,
+               cpu_ops=[cpu("Torch-Compiled Region: 0/0", "region", 0, 10),
+                        cpu("## Call CompiledFxGraph ab ##", "region", 1, 8),
+                        cpu("Torch-Compiled Region: 1/0", "region", 15, 10)],
+               graphs=2)
+
+
+def test_timeline_bars_one_iteration_per_mode_in_blocks() -> None:
+    bars = timeline_bars(session(EAGER, COMPILED))
+    kernels = bars[bars.lane == "kernel"]
+    # The representative iteration is the one of median span: two iterations of 100 µs and 150 µs → index 1.
+    assert list(kernels[kernels["mode"] == "eager"].start_us) == [100, 112, 120]
+    assert set(kernels[kernels["mode"] == "default"].y) == {BLOCK}
+    assert list(bars[bars.lane == "region"].name) == ["Torch-Compiled Region: 0/0", "Torch-Compiled Region: 1/0"]
+    assert list(bars[bars.lane == "graph_call"].dur_us) == [8]
+
+
+def test_all_iterations_lay_iterations_end_to_end() -> None:
+    bars = timeline_bars(session(EAGER), all_iterations=True)
+    kernels = bars[bars.lane == "kernel"]
+    # iteration 0 ends at its last event (25 µs); iteration 1 starts there, its kernels keep their offsets.
+    assert list(kernels.start_us) == [0, 12, 20, 25 + 100, 25 + 112, 25 + 120]
+
+
+def test_graph_breaks_mark_the_end_of_each_region_followed_by_another() -> None:
+    broken = dataclasses.replace(COMPILED, graph_breaks=[GraphBreak("Tensor.item", "model.py:3 in forward: x.item()")])
+    s = session(EAGER, broken)
+    markers = break_markers(s, timeline_bars(s))
+    assert list(markers.x_us) == [10] and list(markers.reason) == ["Tensor.item"]
+
+
+def test_timeline_figure_colours_by_class_and_clicks_map_back() -> None:
+    s = session(EAGER, COMPILED)
+    fig = timeline_figure(s, timeline_bars(s))
+    traces = {t.name: t for t in fig.data}
+    assert traces["gemm"].marker.color == CLASS_COLOURS["gemm"]
+    assert list(traces["gemm"].x) == [10, 10]  # durations on x, starts as base
+    assert list(traces["gemm"].base) == [100, 0]
+    picked = selected_kernel([{"customdata": list(traces["triton_reduction"].customdata[0])}])
+    assert picked == ("default", 1)
+    assert fig.layout.yaxis.ticktext == ("<b>eager</b>", "CPU", "<b>default</b>", "CPU")
+
+
+def test_collapse_layout_roles_and_positions() -> None:
+    nodes, links = collapse_layout(EAGER, COMPILED)
+    eager, compiled = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"]
+    assert list(eager.role) == ["kept", "fused", "fused"]
+    assert list(compiled.role) == ["kept", "fusion", "new"]
+    # A compiled kernel sits over the mean slot of what it absorbed, at least one slot after the previous one.
+    assert list(compiled.x) == [0.0, 1.5, 2.5]
+    assert list(compiled.label) == ["mm", "gelu+native_layer_norm", "sin"]
+    assert len(links) == 3
+    fig = collapse_figure(EAGER, COMPILED)
+    boxes = next(t for t in fig.data if t.name == "default")
+    assert list(boxes.marker.line.width) == [1, 3, 2]  # a fusion stands out, a new kernel is outlined in red
+
+
+def test_latency_rows_and_metrics() -> None:
+    rows = latency_rows(session(EAGER, COMPILED))
+    assert list(rows.err_plus) == pytest.approx([0.01, 0.05]) and list(rows.err_minus) == pytest.approx([0.01, 0.05])
+    assert list(rows.label) == ["baseline", "0.50× vs eager"]
+    metrics = metric_rows(session(EAGER, COMPILED)).set_index(["mode", "metric"])
+    assert metrics.loc[("default", "break_even_calls"), "text"] == "never"
+    assert metrics.loc[("default", "kernels_per_iteration"), "value"] == 3
+    assert ("eager", "compile_s") not in metrics.index
+    fig = latency_figure(session(EAGER, COMPILED))
+    assert list(fig.data[0].marker.color) == ["#7F7F7F", "#E45756"]  # slower than eager: red

@@ -1,0 +1,86 @@
+"""The one-way flow, checked: no layer imports a layer above it, the backend never imports streamlit,
+analysis never imports plotly, and the viewing side never imports torch."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "fusionviz"
+
+# What each layer may import from fusionviz (besides itself, `errors` and the package root).
+ALLOWED: dict[str, set[str]] = {
+    "records": set(),
+    "measure": {"records"},
+    "analysis": {"records"},
+    "charts": {"records", "analysis"},
+    "cli": {"records", "measure", "analysis"},
+}
+# Third-party packages a layer must never import.
+FORBIDDEN: dict[str, set[str]] = {
+    "records": {"streamlit", "plotly", "torch"},
+    "measure": {"streamlit", "plotly"},
+    "analysis": {"streamlit", "plotly", "torch"},
+    "charts": {"streamlit", "torch"},
+    "cli": {"streamlit", "plotly"},
+}
+# The caller's side of `measure`: it runs in the app's and the CLI's process, so it imports no torch.
+TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client"}
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def layer_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if layer_of(p) in ALLOWED)
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    stray = [p.relative_to(PACKAGE) for p in PACKAGE.rglob("*.py")
+             if layer_of(p) not in ALLOWED and p.name not in ("__init__.py", "__main__.py", "errors.py")]
+    assert not stray, f"modules outside the layers: {stray}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_flow_one_way(path: Path) -> None:
+    layer = layer_of(path)
+    for name in imports_of(path):
+        top = name.split(".")[0]
+        assert top not in FORBIDDEN[layer], f"{layer} must not import {top}"
+        if layer == "measure" and path.stem in TORCH_FREE_MEASURE:
+            assert top != "torch", f"measure.{path.stem} runs in the caller's process: no torch"
+        if top == "fusionviz" and name.count(".") >= 1:
+            target = name.split(".")[1]
+            if target not in ("errors", layer):
+                assert target in ALLOWED[layer], f"{layer} imports {target}, a layer it must not depend on"
+
+
+def test_ui_and_pages_import_no_torch() -> None:
+    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
+        assert "torch" not in {n.split(".")[0] for n in imports_of(path)}, path
+
+
+def test_the_viewing_side_opens_without_torch_at_run_time() -> None:
+    """Importing everything a recorded session needs (and the app's own modules) loads no torch."""
+    code = ("import sys, fusionviz.cli, fusionviz.records.files, fusionviz.measure.client, ui.sections, ui.lab, "
+            "ui.sweep_view\n"
+            "import fusionviz.analysis.verdict, fusionviz.charts.timeline, fusionviz.charts.collapse\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

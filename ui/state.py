@@ -1,0 +1,92 @@
+"""The app's state in one place: one key function for results, a bounded store of finished runs shared by
+every browser session (a configuration that already ran answers at once), and typed accessors for what
+each user's own session keeps (what is on screen, the presentation toggle).
+
+Uploads and what a user looks at stay in that user's `st.session_state`; only results of configurations,
+which are the same for everyone, are shared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections import OrderedDict
+from typing import Any, Literal
+
+import streamlit as st
+
+Page = Literal["lab", "methodology", "sweep"]
+RESULTS_KEPT = 32  # finished runs kept across all browser sessions; the oldest goes first
+
+
+def result_key(kind: str, *parts: Any) -> str:
+    """The key of a result: its kind and the dataclasses (or plain values) that determine it, as JSON."""
+    values = [dataclasses.asdict(p) if dataclasses.is_dataclass(p) and not isinstance(p, type) else p
+              for p in parts]
+    return f"{kind}|{json.dumps(values, sort_keys=True, default=str)}"
+
+
+class ResultsStore:
+    """A thread-safe store that keeps the `limit` most recently used results."""
+
+    def __init__(self, limit: int = RESULTS_KEPT) -> None:
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, key: str | None) -> Any:
+        with self._lock:
+            if key is None or key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._limit:
+                self._items.popitem(last=False)
+
+    def pop(self, key: str) -> Any:
+        with self._lock:
+            return self._items.pop(key, None)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def items(self) -> list[tuple[str, Any]]:
+        with self._lock:
+            return list(self._items.items())
+
+
+@st.cache_resource(show_spinner=False)
+def results() -> ResultsStore:
+    """Finished runs by `result_key`, shared by every browser session of this app process."""
+    return ResultsStore()
+
+
+def presentation() -> bool:
+    return bool(st.session_state.get("presentation", False))
+
+
+def set_presentation(on: bool) -> None:
+    st.session_state["presentation"] = on
+
+
+def shown(page: Page) -> str | None:
+    """The result key of what this user's page shows, if a run of theirs is on screen."""
+    key = st.session_state.get(f"shown_{page}")
+    return str(key) if key is not None else None
+
+
+def show(page: Page, key: str, took: str) -> None:
+    """Put a finished result on this user's page, with how it was obtained ("measured in 3.1 s")."""
+    st.session_state[f"shown_{page}"] = key
+    st.session_state[f"took_{page}"] = took
+
+
+def took(page: Page) -> str:
+    return str(st.session_state.get(f"took_{page}", ""))

@@ -1,0 +1,181 @@
+"""The Dynamic shapes page's sections: which sweep is shown, the per-call and steady-state charts, the
+summary and recompile reasons, and the kernels of one shape under two strategies with their sources."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fusionviz.analysis.sources import find_source, kernel_signature, size_arguments, source_diff
+from fusionviz.analysis.sweep import (
+    SWEEP_SUMMARY_COLUMNS,
+    ok_strategies,
+    recompile_reasons,
+    strategy_kernel_diff,
+    sweep_summary,
+)
+from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
+from fusionviz.errors import SessionFileError
+from fusionviz.records.session import Session, StrategyRun
+from ui import backend, sections, state
+
+LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
+VIEWS = ["Latency per call", "Steady state", "Cumulative", "Summary", "Kernels"]
+
+
+def show_live() -> None:
+    """Switch this user's page to their latest run."""
+    st.session_state["s_source"] = LIVE
+
+
+def choose() -> tuple[Session | None, str]:
+    """The sweep to show, and what it is: the latest run, a recorded sweep, or an uploaded file."""
+    live: Session | None = state.results().get(state.shown("sweep"))
+    recorded = backend.recorded_sweeps()
+    sources = ([LIVE] if live else []) + ([RECORDED] if recorded else []) + [UPLOAD]
+    if st.session_state.get("s_source") not in sources:
+        st.session_state["s_source"] = sources[0]
+    source = st.radio("Sweep shown", sources, horizontal=True, key="s_source", label_visibility="collapsed")
+    if source == LIVE:
+        return live, f"your run, {state.took('sweep')}"
+    if source == RECORDED:
+        name = st.selectbox("Recorded sweep", list(recorded), key="s_recorded") if len(recorded) > 1 \
+            else next(iter(recorded))
+        return recorded[name], f"**{name}**, a sweep recorded earlier and shipped with fusionviz"
+    upload = st.file_uploader("A sweep session (`python -m fusionviz sweep --out FILE`)", type=["json", "gz"],
+                              key="s_file")
+    if upload is None:
+        return None, ""
+    try:
+        session = backend.open_bytes(upload.getvalue(), upload.name)
+    except SessionFileError as exc:
+        st.error(str(exc))
+        return None, ""
+    if session.sweep is None:
+        st.error(f"{upload.name} holds no shape sweep: open it in the Trace explorer instead.")
+        return None, ""
+    return session, f"**{upload.name}**, uploaded"
+
+
+def describe(session: Session) -> str:
+    """One line: model, sizes, the schedule and the device."""
+    c, sweep = session.config, session.sweep
+    assert sweep is not None
+    fixed = f" · batch {c.batch}" if sweep.dimension == "seq" else (f" · seq {c.seq}" if c.seq else "")
+    shown = ", ".join(map(str, sweep.schedule))
+    return (f"**{c.model}** · dim {c.dim}{fixed} · {c.dtype} · {c.device} · **{sweep.dimension}** over "
+            f"{len(sweep.schedule)} calls: {shown}" + (f" · buckets {sweep.buckets}" if sweep.buckets else ""))
+
+
+def show_errors(session: Session) -> None:
+    """Strategies that failed, each as a message with its details folded away, never a traceback."""
+    for s in session.sweep.strategies if session.sweep else []:
+        if s.status == "error":
+            st.error(f"**{s.strategy}** failed: {(s.error or 'no reason given').strip().splitlines()[0]}")
+            if s.error and "\n" in s.error.strip():
+                with st.expander(f"{s.strategy}: details"):
+                    st.code(s.error, language="text")
+
+
+def show_summary(session: Session) -> None:
+    st.dataframe(sweep_summary(session), hide_index=True, key="s_summary",
+                 column_config={
+                     name: st.column_config.NumberColumn(help=SWEEP_SUMMARY_COLUMNS[name], format=fmt)
+                     for name, fmt in (("compile_total_s", "%.2f"), ("median_steady_ms", "%.4f"),
+                                       ("ratio_vs_static", "%.2f×"), ("total_s", "%.2f"))})
+    reasons = recompile_reasons(session)
+    st.markdown("**Recompile (guard failure) reasons**: why Dynamo compiled again")
+    if reasons.empty:
+        st.caption("No strategy recompiled.")
+    else:
+        st.dataframe(reasons, hide_index=True, key="s_reasons", width="stretch")
+
+
+def pick_strategy(runs: list[StrategyRun], label: str, default: str, key: str) -> StrategyRun:
+    names = [r.strategy for r in runs]
+    chosen = st.selectbox(label, names, index=names.index(default) if default in names else 0, key=key)
+    return runs[names.index(chosen)]
+
+
+def show_kernels(session: Session) -> None:
+    """The kernels of one shape under two strategies (static and dynamic by default), and their sources."""
+    sweep = session.sweep
+    runs = [r for r in ok_strategies(session) if r.kernels]
+    if sweep is None or len(runs) < 2:
+        st.info("Two strategies with kernels are needed to compare them.")
+        return
+    left, right = st.columns(2)
+    with left:
+        a = pick_strategy(runs, "A", "static", "s_kernels_a")
+    with right:
+        b = pick_strategy(runs, "B", "dynamic" if a.strategy != "dynamic" else "static", "s_kernels_b")
+    st.markdown(f"One call at **{sweep.dimension} {sweep.kernel_size}**, profiled under **{a.strategy}** (A) "
+                f"and **{b.strategy}** (B):")
+    diff = strategy_kernel_diff(a, b)
+    st.dataframe(diff, hide_index=True, key=f"s_kernel_diff_{a.strategy}_{b.strategy}",
+                 column_config={"us_a": st.column_config.NumberColumn(f"µs {a.strategy}", format="%.2f"),
+                                "us_b": st.column_config.NumberColumn(f"µs {b.strategy}", format="%.2f"),
+                                "grid_a": f"grid {a.strategy}", "grid_b": f"grid {b.strategy}"})
+    generated = list(dict.fromkeys(
+        n for n in diff.name if find_source(a.kernel_sources, n) or find_source(b.kernel_sources, n)))
+    if not generated:
+        st.info("No kernel here was generated by Inductor, so there is no source to compare.")
+        return
+    name = st.selectbox("Generated kernel", generated, key=f"s_kernel_{a.strategy}_{b.strategy}")
+    sources = {run.strategy: find_source(run.kernel_sources, name) for run in (a, b)}
+    cols = st.columns(2)
+    for col, run in zip(cols, (a, b), strict=True):
+        source = sources[run.strategy]
+        with col:
+            if source is None:
+                st.info(f"`{name}` has no captured source under {run.strategy}.")
+                continue
+            sizes = size_arguments(source)
+            st.markdown(f"**{run.strategy}**: " + (
+                "takes its size as an argument: " + ", ".join(f"`{s}`" for s in sizes) if sizes
+                else "sizes are constants baked into the kernel"))
+            st.code(kernel_signature(source), language="python" if name.startswith("triton_") else "cpp",
+                    wrap_lines=True)
+            with st.expander(f"Whole source under {run.strategy}"):
+                st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True,
+                        height=420)
+    source_a, source_b = sources[a.strategy], sources[b.strategy]
+    if source_a and source_b and source_a != source_b:
+        st.markdown("**Lines that differ**")
+        st.code(source_diff(source_a, source_b, a.strategy, b.strategy), language="diff", height=320)
+
+
+def present(session: Session, settings: ChartSettings) -> None:
+    """Presentation mode: one chart per screen."""
+    view = st.radio("Show", VIEWS, horizontal=True, key="s_present_view", label_visibility="collapsed")
+    if view == "Latency per call":
+        sections.chart(sweep_latency_figure(session, settings), "s_latency")
+    elif view == "Steady state":
+        sections.chart(sweep_steady_figure(session, settings), "s_steady")
+    elif view == "Cumulative":
+        sections.chart(sweep_cumulative_figure(session, settings), "s_cumulative")
+    elif view == "Summary":
+        show_summary(session)
+    else:
+        show_kernels(session)
+
+
+def report(session: Session, settings: ChartSettings) -> None:
+    """Every section of one sweep, top to bottom."""
+    sections.chart(sweep_latency_figure(session, settings), "s_latency")
+    st.caption("◆ marks a call that compiled (hover for the compile time and Dynamo's recompile reason); ✕ marks "
+               "a call Dynamo ran in eager after the recompile limit. The y axis is logarithmic.")
+    left, right = st.columns(2)
+    with left:
+        sections.chart(sweep_steady_figure(session, settings), "s_steady")
+    with right:
+        sections.chart(sweep_cumulative_figure(session, settings), "s_cumulative")
+    st.subheader("Summary per strategy")
+    show_summary(session)
+    st.subheader("Kernels of one shape, side by side")
+    show_kernels(session)
+    sweep = session.sweep
+    assert sweep is not None
+    name = f"fusionviz-sweep-{session.config.model}-{sweep.dimension}"
+    st.download_button("Sweep session (JSON)", session.to_json_bytes(), file_name=f"{name}.json",
+                       mime="application/json", key="s_download")
