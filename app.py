@@ -11,12 +11,20 @@ import streamlit as st
 from fusionviz.errors import SessionFileError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.client import run_session
-from fusionviz.records.config import COMPILED_MODES, DTYPES, DYNAMIC_CHOICES, PASSES, RunConfig, warnings_for
+from fusionviz.records.config import (
+    COMPILED_MODES,
+    DTYPES,
+    DYNAMIC_CHOICES,
+    PASSES,
+    RunConfig,
+    default_threads,
+    warnings_for,
+)
 from fusionviz.records.session import Session
 from ui import backend, lab, sections, state
 from ui.page import setup_page
 
-EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), repeats=5)
+EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 BATCHES = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
 
@@ -47,15 +55,21 @@ def sidebar() -> tuple[RunConfig, bool]:
         dynamic = st.selectbox("dynamic", list(DYNAMIC_CHOICES), key="dynamic",
                                help="torch.compile(dynamic=...): false compiles for these exact shapes")
         with st.expander("Measurement"):
-            repeats = st.slider("Timing repeats", 3, 31, 11, step=2, key="repeats",
-                                help="Repeats of N calls; the bars show their median, p10 and p90")
+            rounds = st.slider("Timing rounds per process", 3, 30, RunConfig.rounds, key="rounds",
+                               help="Each round times every mode once, in turn, so drift hits them alike")
+            processes = st.slider("Timing processes", 1, 5, RunConfig.processes, key="processes",
+                                  help="Fresh worker processes the timing is repeated in: the spread between "
+                                       "processes is part of the interval (one process understates it)")
+            threads = (int(st.number_input("CPU threads", 1, 256, default_threads(), key="threads",
+                                           help="Threads of ATen's and Inductor's C++ kernels")
+                           ) if device == "cpu" else None)
             cold = st.checkbox("Cold compile", key="cold", help="Compile in a fresh worker process with an empty "
                                "Inductor cache, to see what a first-ever compile costs")
             limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
         clicked = st.button("Run", type="primary", key="run", width="stretch")
     config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, dtype=dtype, device=device, pass_=pass_,
-                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], repeats=repeats,
-                       cold_compile=cold, timeout_s=float(limit))
+                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
+                       processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit))
     return config, clicked
 
 

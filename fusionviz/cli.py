@@ -66,7 +66,12 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cuda:N or cpu (default: the first GPU, else the CPU)")
     p.add_argument("--pass", dest="pass_", default="inference", choices=["inference", "train"])
     p.add_argument("--dynamic", default="false", help="true, false or none (torch's automatic default)")
-    p.add_argument("--repeats", type=int, default=11)
+    p.add_argument("--rounds", type=int, default=RunConfig.rounds,
+                   help="interleaved timing rounds per process (each round times every mode once)")
+    p.add_argument("--processes", type=int, default=RunConfig.processes,
+                   help="fresh worker processes the timing is repeated in; the spread between them is reported")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads of every worker (default: half the cores this process may use)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per mode before the run is stopped")
     p.add_argument("--out", required=True, help="session file to write (.json or .json.gz)")
 
@@ -76,7 +81,8 @@ def _config(args: argparse.Namespace, modes: tuple[str, ...]) -> RunConfig:
     seq = args.seq if args.seq is not None else (info.default_seq if info else None)
     return RunConfig(model=args.model, dim=args.dim, batch=args.batch, seq=seq, dtype=args.dtype,
                      device=args.device or default_device(), pass_=args.pass_, modes=modes,
-                     dynamic=parse_dynamic(args.dynamic), repeats=args.repeats, timeout_s=args.timeout,
+                     dynamic=parse_dynamic(args.dynamic), rounds=args.rounds, processes=args.processes,
+                     threads=args.threads, timeout_s=args.timeout,
                      cold_compile=getattr(args, "cold_compile", False))
 
 
@@ -117,6 +123,7 @@ class _Ticker:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from fusionviz.analysis.sentences import load_warnings
     from fusionviz.analysis.summary import summary_table
     from fusionviz.analysis.verdict import verdict
     from fusionviz.measure.client import run_session
@@ -128,10 +135,14 @@ def _run(args: argparse.Namespace) -> int:
     session = run_session(config, _Ticker())
     path = session.save(args.out)
     table = summary_table(session)
-    print(table.drop(columns=["status"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    shown = ["mode", "median_ms", "p10_ms", "p90_ms", "speedup", "speedup_low", "speedup_high", "verdict",
+             "kernels_per_iteration", "busy_pct", "compile_s", "break_even_calls"]
+    print(table[shown].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     for run in session.runs:
         if not run.ok:
             print(f"{run.mode}: {run.status}: {run.error}", file=sys.stderr)
+    for note in load_warnings(session):
+        print(f"warning: {note}", file=sys.stderr)
     print(verdict(session))
     print(f"session written to {path}")
     return 0 if any(r.ok for r in session.runs) else 1
@@ -148,10 +159,19 @@ def _inspect(path: Path, as_json: bool) -> int:
     print(f"{report['source']}")
     for run in report["runs"]:
         busy = run["gpu_busy_fraction"]
-        print(f"\n{run['label']} on {run['device']}: {run['iterations']} iteration(s), "
-              f"{run['kernels_per_iteration']:g} kernels per iteration"
+        whole = run["iterations_from"] == "trace"
+        unit = "call" if run["iterations_from"] == "calls" else "iteration"
+        window = "the whole trace" if whole else f"{run['iterations']} {unit}(s)"
+        each = "" if whole else f" per {unit}"
+        memory = run["memory_ops_per_iteration"]
+        print(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
+              + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
               + (f", GPU busy {busy:.0%}" if busy is not None else ""))
-        for k in run["kernels"]:
+        if len(run["steps"]) > 1:
+            print(f"  kernels in each {unit}: {', '.join(str(n) for n in run['steps'])}")
+        for note in run["notes"]:
+            print(f"  note: {note}")
+        for k in run["kernels"] + run["memory_ops"]:
             fused = f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""
             print(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {_clip(k['name'], 90)}{fused}")
     return 0

@@ -15,35 +15,43 @@ from fusionviz.charts.methodology import methodology_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.client import run_naive, run_session
-from fusionviz.records.config import COMPILED_MODES, RunConfig
+from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
 from fusionviz.records.session import NaiveResult, Session
 from ui import backend, sections, state
 from ui.page import setup_page
 
 settings = setup_page(
     "Methodology",
-    "How the same model looks through the naive snippet everyone copies, and through a measurement that "
-    "warms eager up, times with a device-aware clock over repeats, and counts kernels per iteration.")
+    "How the same model looks through the naive snippet everyone copies, through a proper measurement in one "
+    "process, and through the same measurement repeated in several fresh processes.")
 
-st.markdown("""
-| | naive loop | fusionviz |
-|---|---|---|
-| eager warm-up | none: eager pays one-off start-up inside the timed loop | warm-up calls before timing |
-| clock | `time.time()` around the loop | CUDA events on the GPU, `perf_counter` on the CPU, over repeats with p10–p90 |
-| "kernel count" | `len(prof.key_averages())`: distinct op *names*, CPU ops included | kernels per profiled iteration |
-| compile time | left out | timed on its own, with break-even calls |
-""")
+ROWS = [
+    ("", "naive loop", "fusionviz, one process", "fusionviz, several processes"),
+    ("eager warm-up", "none: eager pays one-off start-up inside the timed loop", "until steady", "until steady"),
+    ("clock", "`time.time()` around the loop", "CUDA events on the GPU, `perf_counter` on the CPU", "the same"),
+    ("modes", "each timed once, one after the other",
+     "interleaved in rounds, so drift hits all alike; speedups within a round", "the same, in each fresh process"),
+    ("spread", "none", "p10–p90 of the rounds: narrow, and it can be wrong",
+     "p10–p90 of every round of every process: the spread between processes included"),
+    ('"kernel count"', "`len(prof.key_averages())`: distinct op *names*, CPU ops included",
+     "kernels per profiled iteration", "the same"),
+    ("compile time", "left out", "timed on its own, with break-even calls", "the same"),
+]
+st.markdown("\n".join(["| " + " | ".join(row) + " |" for row in ROWS[:1]] + ["|---|---|---|---|"]
+                      + ["| " + " | ".join(row) + " |" for row in ROWS[1:]]))
 
-cols = st.columns(6)
+
+cols = st.columns(7)
 model = cols[0].selectbox("Model", list(CATALOG), index=list(CATALOG).index("linear_ln_gelu"), key="m_model")
 dim = int(cols[1].number_input("dim", 8, 8192, 64, key="m_dim"))
 batch = int(cols[2].number_input("batch", 1, 8192, 32, key="m_batch"))
 mode = cols[3].selectbox("Mode", COMPILED_MODES, key="m_mode")
 device = cols[4].selectbox("Device", [d.device for d in backend.devices_or_cpu()], key="m_device")
 calls = int(cols[5].number_input("Naive calls", 10, 5000, 100, key="m_calls"))
+processes = int(cols[6].number_input("Processes", 2, 5, RunConfig.processes, key="m_processes"))
 info = CATALOG[model]
 config = RunConfig(model=model, dim=dim, batch=batch, seq=info.default_seq, device=device, modes=("eager", mode),
-                   repeats=5)
+                   processes=processes, threads=default_threads() if device == "cpu" else None)
 proper_key, naive_key = state.result_key("session", config), state.result_key("naive", config, calls)
 
 
@@ -84,4 +92,4 @@ else:
     else:
         sections.chart(methodology_figure(table, settings), "methodology")
         st.dataframe(table, hide_index=True, key="m_table")
-        st.caption(methodology_note(table))
+        st.caption(methodology_note(table, processes))

@@ -58,7 +58,7 @@ def worker() -> Worker:
 def ln_gelu_session(worker: Worker) -> Session:
     """linear_ln_gelu on the CPU: LayerNorm and GELU fuse into one C++ kernel."""
     config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, device="cpu",
-                       modes=("eager", "default", "reduce-overhead"), repeats=3, warmup_calls=3)
+                       modes=("eager", "default", "reduce-overhead"), rounds=3, processes=2, warmup_calls=3)
     return run_session(config, worker=worker)
 
 

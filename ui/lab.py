@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fusionviz.analysis.sentences import load_warnings
 from fusionviz.analysis.summary import comparisons, summary_table
-from fusionviz.analysis.verdict import verdict
+from fusionviz.analysis.verdict import spread_words, verdict
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.style import ChartSettings
@@ -23,11 +24,15 @@ def show_metrics(session: Session) -> None:
         if not (vs and r.summary and eager and eager.summary):
             col.metric(r.mode, r.status.replace("_", " "))
             continue
-        col.metric(f"{r.mode} speedup", f"{vs.speedup:.2f}×",
-                   help=f"range {vs.low:.2f}–{vs.high:.2f}× (eager p10/p90 against this p90/p10)")
+        s = vs.speedup
+        arrow = {"faster": "up", "slower": "down"}.get(vs.verdict, "off")
+        col.metric(f"{r.mode} speedup", f"{s.median:.2f}×", delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)",
+                   delta_arrow=arrow, delta_color="normal" if arrow != "off" else "off",  # type: ignore[arg-type]
+                   help=f"median and p10–p90 of eager's time / {r.mode}'s in the same round, "
+                        + spread_words(s))
+        change = r.summary.kernels_per_iteration - eager.summary.kernels_per_iteration
         col.metric(f"{r.mode} kernels / iteration", f"{r.summary.kernels_per_iteration:g}",
-                   delta=f"{r.summary.kernels_per_iteration - eager.summary.kernels_per_iteration:+g} vs eager",
-                   delta_color="inverse")
+                   delta=f"{change:+g} vs eager", delta_color="inverse" if change else "off")
 
 
 def show_graph_breaks(session: Session) -> None:
@@ -77,7 +82,11 @@ def report(session: Session, settings: ChartSettings) -> None:
     """Every section of one session, top to bottom."""
     c = session.config
     st.markdown(f"**{c.model}** · dim {c.dim} · batch {c.batch}" + (f" · {c.seq}" if c.seq else "")
-                + f" · {c.dtype} · {c.pass_} · dynamic={c.dynamic} · {c.repeats} repeats")
+                + f" · {c.dtype} · {c.pass_} · dynamic={c.dynamic} · timed in {c.rounds} rounds × "
+                + f"{c.processes} process{'es' if c.processes > 1 else ''}"
+                + (f" · {c.threads} CPU thread{'s' if c.threads > 1 else ''}" if c.threads else ""))
+    for note in load_warnings(session):
+        st.warning(note)
     st.markdown(f"#### {verdict(session)}")
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
     show_metrics(session)

@@ -1,5 +1,6 @@
-"""Per-mode figures of a session: latency, speedup against eager with its spread, kernels, compile time and
-break-even calls, computed from the raw records each time a session is opened."""
+"""Per-mode figures of a session: latency and speedup against eager with their spread, the verdict on each,
+kernels, busy fraction, compile time and break-even calls, computed from the raw records each time a
+session is opened."""
 
 from __future__ import annotations
 
@@ -7,23 +8,27 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from fusionviz.analysis.timing import Estimate, Verdict, latency_estimates, speedup_estimates, verdict_of
 from fusionviz.records.session import ModeRun, Session
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "mode": "compile mode (eager is the baseline)",
     "status": "ok, error or not_applicable",
-    "median_ms": "median latency per call, ms",
-    "p10_ms": "10th percentile of the per-repeat means, ms",
-    "p90_ms": "90th percentile of the per-repeat means, ms",
-    "speedup": "eager median / this median (>1 is faster)",
-    "speedup_low": "eager p10 / this p90: the pessimistic end",
-    "speedup_high": "eager p90 / this p10: the optimistic end",
+    "median_ms": "median latency per call over every timing round of every process, ms",
+    "p10_ms": "10th percentile of the rounds' ms per call",
+    "p90_ms": "90th percentile of the rounds' ms per call",
+    "speedup": "median over rounds of eager's ms / this mode's ms in the same round (>1 is faster)",
+    "speedup_low": "10th percentile of those paired ratios",
+    "speedup_high": "90th percentile of those paired ratios",
+    "verdict": "faster or slower when the whole speedup interval lies on one side of 1; else no clear difference",
+    "rounds": "timing rounds pooled (every process's)",
+    "processes": "timing processes the rounds came from",
     "kernels_per_iteration": "device kernels (GPU) or top-level compute calls (CPU) per iteration",
     "launches_per_iteration": "CUDA launch calls per iteration (GPU only)",
-    "busy_pct": "kernel time / iteration span, percent",
+    "busy_pct": "kernel time per iteration / median latency (unprofiled), percent",
     "compile_s": "first compiled call, s",
     "cache": "Inductor FX-graph cache: warm, cold, mixed",
-    "break_even_calls": "calls until compile time is paid back; NaN with a compiled mode: never",
+    "break_even_calls": "calls until compile time is paid back; NaN with a compiled mode that is not clearly faster",
     "graphs": "compiled graphs (torch._dynamo.explain)",
     "graph_breaks": "graph breaks",
     "recompiles": "recompiles during the run",
@@ -32,49 +37,60 @@ SUMMARY_COLUMNS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Comparison:
-    """One mode against eager. `break_even_calls` is None for a compiled mode that is not faster (never)."""
+    """One mode against eager. `break_even_calls` is None unless the mode is clearly faster (never)."""
 
-    speedup: float
-    low: float
-    high: float
+    latency: Estimate
+    speedup: Estimate
+    verdict: Verdict
     break_even_calls: float | None
 
 
 def comparisons(session: Session) -> dict[str, Comparison]:
-    """Each mode that ran with a latency, compared with eager (eager itself included, at 1x)."""
-    eager = session.run("eager")
-    base = eager.latency if eager and eager.ok else None
+    """Each timed mode compared with eager (eager itself included, at 1x)."""
+    latencies, speedups = latency_estimates(session), speedup_estimates(session)
+    eager = latencies.get("eager")
     found: dict[str, Comparison] = {}
-    if base is None:
-        return found
     for run in session.runs:
-        if not run.ok or run.latency is None:
+        if run.mode not in speedups or eager is None:
             continue
-        lat = run.latency
-        saved_ms = base.median_ms - lat.median_ms
+        lat, vs = latencies[run.mode], speedups[run.mode]
+        verdict = verdict_of(vs) if run.mode != "eager" else "no clear difference"
+        saved_ms = eager.median - lat.median
         break_even = None
-        if run.mode != "eager" and run.compile is not None and saved_ms > 0:
+        if verdict == "faster" and run.compile is not None and saved_ms > 0:
             break_even = run.compile.first_call_s * 1e3 / saved_ms
-        found[run.mode] = Comparison(speedup=base.median_ms / lat.median_ms, low=base.p10_ms / lat.p90_ms,
-                                     high=base.p90_ms / lat.p10_ms, break_even_calls=break_even)
+        found[run.mode] = Comparison(latency=lat, speedup=vs, verdict=verdict, break_even_calls=break_even)
     return found
+
+
+def busy_fraction(run: ModeRun, latency: Estimate | None) -> float | None:
+    """Kernel time per iteration over the unprofiled median latency (the profiler slows the CPU side, so a
+    profiled iteration's span overstates idle time); the iteration's span where there is no timing."""
+    if run.summary is None:
+        return None
+    if latency is None or latency.median <= 0:
+        return run.summary.busy_fraction
+    return min(1.0, run.summary.kernel_time_us / (latency.median * 1e3))
 
 
 def summary_table(session: Session) -> pd.DataFrame:
     """One row per mode; columns in SUMMARY_COLUMNS."""
-    compared = comparisons(session)
+    compared, latencies = comparisons(session), latency_estimates(session)
     rows = []
     for run in session.runs:
-        lat, summ, comp, vs = run.latency, run.summary, run.compile, compared.get(run.mode)
+        summ, comp, vs, lat = run.summary, run.compile, compared.get(run.mode), latencies.get(run.mode)
+        busy = busy_fraction(run, lat)
         rows.append({
             "mode": run.mode, "status": run.status,
-            "median_ms": lat.median_ms if lat else None, "p10_ms": lat.p10_ms if lat else None,
-            "p90_ms": lat.p90_ms if lat else None,
-            "speedup": vs.speedup if vs else None, "speedup_low": vs.low if vs else None,
-            "speedup_high": vs.high if vs else None,
+            "median_ms": lat.median if lat else None, "p10_ms": lat.low if lat else None,
+            "p90_ms": lat.high if lat else None,
+            "speedup": vs.speedup.median if vs else None, "speedup_low": vs.speedup.low if vs else None,
+            "speedup_high": vs.speedup.high if vs else None,
+            "verdict": vs.verdict if vs and run.mode != "eager" else None,
+            "rounds": lat.samples if lat else None, "processes": lat.processes if lat else None,
             "kernels_per_iteration": summ.kernels_per_iteration if summ else None,
             "launches_per_iteration": summ.launches_per_iteration if summ else None,
-            "busy_pct": 100 * summ.busy_fraction if summ and summ.busy_fraction is not None else None,
+            "busy_pct": 100 * busy if busy is not None else None,
             "compile_s": comp.first_call_s if comp else None, "cache": comp.cache if comp else None,
             "break_even_calls": vs.break_even_calls if vs else None,
             "graphs": run.graph_count, "graph_breaks": len(run.graph_breaks) if run.mode != "eager" else None,

@@ -11,26 +11,40 @@ from fusionviz.analysis.summary import summary_table
 from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings, style
 from fusionviz.records.session import Session
 
+VERDICT_COLOURS: dict[str, str] = {"faster": "#54A24B", "slower": "#E45756", "no clear difference": "#A8B3BF"}
+EAGER_COLOUR = "#7F7F7F"
+
+
+def _speedup_label(mode: str, verdict: object, speedup: float, low: float, high: float) -> str:
+    if mode == "eager":
+        return "baseline"
+    if pd.isna(speedup):
+        return ""
+    if verdict == "no clear difference":
+        return f"no clear difference ({low:.2f}–{high:.2f}×)"
+    return f"{speedup:.2f}× ({low:.2f}–{high:.2f}×) vs eager"
+
 
 def latency_rows(session: Session) -> pd.DataFrame:
-    """The summary table's rows that have a latency, with error-bar lengths and a speedup label."""
+    """The summary table's rows that have a latency, with error-bar lengths and a label saying the speedup
+    with its interval, or that there is no clear difference."""
     table = summary_table(session)
     table = table[table.median_ms.notna()].reset_index(drop=True)
     table["err_plus"] = table.p90_ms - table.median_ms
     table["err_minus"] = table.median_ms - table.p10_ms
-    table["label"] = [
-        "baseline" if mode == "eager" else (f"{s:.2f}× vs eager" if pd.notna(s) else "")
-        for mode, s in zip(table["mode"], table.speedup, strict=True)
-    ]
+    table["label"] = [_speedup_label(*row) for row in zip(
+        table["mode"], table.verdict, table.speedup, table.speedup_low, table.speedup_high, strict=True)]
     return table
 
 
 def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
-    """Median latency per call for each mode with its p10–p90 spread; horizontal, eager on top, so that five
-    mode names stay readable; the speedup vs eager stands under each mode's name, clear of the error bar."""
+    """Median latency per call for each mode with its p10–p90 spread over every round of every timing
+    process; horizontal, eager on top, so that five mode names stay readable; the speedup with its interval
+    stands under each mode's name, clear of the error bar; green when clearly faster, red when clearly
+    slower, grey when there is no clear difference."""
     table = latency_rows(session)
-    colours = ["#7F7F7F" if m == "eager" else ("#54A24B" if (s or 0) >= 1 else "#E45756")
-               for m, s in zip(table["mode"], table.speedup.fillna(0), strict=True)]
+    colours = [EAGER_COLOUR if m == "eager" else VERDICT_COLOURS.get(str(v), EAGER_COLOUR)
+               for m, v in zip(table["mode"], table.verdict, strict=True)]
     ticks = [f"<b>{m}</b><br>{label}" for m, label in zip(table["mode"], table.label, strict=True)]
     fig = go.Figure(go.Bar(
         y=ticks, x=table.median_ms, orientation="h", marker_color=colours, text=table.label, textposition="none",
@@ -42,7 +56,8 @@ def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS)
         cliponaxis=False,
     ))
     top = float((table.median_ms + table.err_plus).max()) if len(table) else 1.0
-    fig.update_xaxes(title_text="ms per call (median, p10–p90)", range=[0, top * 1.15], gridcolor="#EEEEEE")
+    fig.update_xaxes(title_text="ms per call (median, p10–p90 over all rounds and processes)",
+                     range=[0, top * 1.15], gridcolor="#EEEEEE")
     fig.update_yaxes(autorange="reversed")
     height = max(settings.chart_px, 120 + 2 * settings.lane_px // 3 * len(table))
     return style(fig, settings, "Latency per call", height)

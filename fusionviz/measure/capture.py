@@ -1,15 +1,15 @@
-"""Measure one mode of one configuration: time it, profile it, explain its graphs, keep its code.
+"""Capture one mode of one configuration: compile it, explain its graphs, profile it, keep its code.
 
 Runs inside the worker process (see `worker`), never in the app's: it imports torch, compiles, and may
-crash. Each call starts from a clean Dynamo state, so nothing leaks between configurations.
+crash; each mode is its own job, so a crash loses that mode only. Each call starts from a clean Dynamo
+state, so nothing leaks between configurations. Latency is measured apart from this, with every mode in
+interleaved rounds (`timing`).
 
 Method (the reasons are in the README's "Measuring right"):
 1. compiled modes: the first call is timed alone as compile time, with Inductor's cache hits and misses;
 2. warm-up until steady (at least `warmup_calls`, then until three single calls agree within 25%);
-3. timing: `repeats` repeats of N calls (N chosen so a repeat lasts ~25 ms), CUDA events on a GPU,
-   perf_counter around synchronised work on the CPU; median, p10, p90 of the per-call means;
-4. profiling, in a separate pass: `profile_iterations` steady iterations, each synchronised and
-   marked by `prof.step()`, read back through the same trace reader as a user's trace.
+3. profiling: `profile_iterations` steady iterations, each synchronised and marked by `prof.step()`,
+   read back through the same trace reader as a user's trace.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from fusionviz.measure.harness import (
     kernel_sources,
     listening,
     make_step,
-    measure_latency,
     prepare,
     profile,
     reset_dynamo,
@@ -81,8 +80,6 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
                              else "mixed" if hits else "unknown")
         run.compile = CompileInfo(first_call_s=first_call_s, cache=cache, fx_cache_hits=hits, fx_cache_misses=misses,
                                   cold_requested=config.cold_compile, steady_after_calls=steady_after)
-    progress(f"{mode}: timing")
-    run.latency = measure_latency(step, device, config.repeats)
     progress(f"{mode}: profiling")
     trace = profile(step, device, config.profile_iterations)
     run.recompiles = _recompiles() if compiled else None
@@ -90,9 +87,6 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
     run.kernels = parsed.kernels.to_dict("records")
     run.cpu_ops = parsed.cpu_ops.to_dict("records")
     run.summary = parsed.summary
-    # The profiler slows the CPU side, so a profiled iteration's span overstates the idle time; the busy
-    # fraction of a capture is the kernel time per iteration over the unprofiled latency.
-    run.summary.busy_fraction = min(1.0, parsed.summary.kernel_time_us / (run.latency.median_ms * 1e3))
     run.output_code = listener.output_code
     run.kernel_sources = kernel_sources(listener.output_code)
     for name, path in parsed.kernel_files.items():

@@ -1,8 +1,10 @@
 """The caller's side of the worker: typed functions that validate, send jobs, and assemble sessions.
 
-No torch here: the app and the CLI call these, and only the worker process imports torch. Each mode is
-its own job, so a crash or an out-of-memory error loses that mode only, and the worker is restarted for
-the next.
+No torch here: the app and the CLI call these, and only the worker process imports torch. A session is
+measured in two phases: each mode is captured (compiled, explained, profiled) as its own job, so a crash
+or an out-of-memory error loses that mode only; then the modes that ran are timed together, in
+interleaved rounds, in `config.processes` fresh worker processes, so the spread between processes shows
+in the result instead of hiding behind one process's narrow interval.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from fusionviz.errors import ConfigError, WorkerError
 from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
     Device,
     DevicesJob,
@@ -27,10 +30,35 @@ from fusionviz.measure.protocol import (
     Progress,
     SweepJob,
     SweepReply,
+    TimingJob,
+    TimingReply,
 )
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
-from fusionviz.records.session import Environment, ModeRun, NaiveResult, Session, Sweep, decode
+from fusionviz.records.session import (
+    Environment,
+    ModeRun,
+    NaiveResult,
+    Session,
+    Sweep,
+    Timing,
+    TimingProcess,
+    decode,
+)
+
+
+@contextlib.contextmanager
+def _timing_workers(count: int, cache_dir: str | None) -> Iterator[list[Worker]]:
+    """`count` fresh workers, started at once so that their torch imports overlap the capture; they share
+    the capture's Inductor cache, so their compiles are cache hits."""
+    workers = [Worker(cache_dir=cache_dir) for _ in range(count)]
+    try:
+        for w in workers:
+            w.start()
+        yield workers
+    finally:
+        for w in workers:
+            w.close()
 
 
 @contextlib.contextmanager
@@ -66,12 +94,15 @@ def list_devices(worker: Worker, timeout_s: float = 120.0) -> list[Device]:
 
 
 def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None) -> Session:
-    """Run every mode of `config` in a worker and return the session. Raises ConfigError before any work
-    when the configuration cannot run; errors of single modes are kept in their ModeRun."""
+    """Capture every mode of `config` in a worker, time the modes that ran in fresh workers, and return the
+    session. Raises ConfigError before any work when the configuration cannot run; errors of single modes
+    are kept in their ModeRun, errors of a timing process in its TimingProcess."""
     config = validate(config, known_models=set(CATALOG))
+    load_before = machine_load()
     environment: Environment | None = None
     runs: list[ModeRun] = []
-    with _worker_for(worker, cold=config.cold_compile) as chosen:
+    with _worker_for(worker, cold=config.cold_compile) as chosen, \
+            _timing_workers(config.processes, chosen.cache_dir) as timers:
         for mode in config.modes:
             reason = not_applicable_reason(config, mode)
             if reason:
@@ -84,8 +115,22 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
                 continue
             environment = environment or reply.environment
             runs.append(reply.run)
+        ran = tuple(r.mode for r in runs if r.ok)
+        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers)] if ran else []
+    timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
+                    load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),
-                   runs=runs, source="live")
+                   runs=runs, timing=timing, source="live")
+
+
+def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,
+          progress: Progress | None) -> TimingProcess:
+    """One timing process's rounds; its failure is kept as the process's error, so the others still count."""
+    try:
+        reply: TimingReply = _ask(worker, TimingJob(config, modes, index), TimingReply, progress, config.timeout_s)
+    except WorkerError as exc:
+        return TimingProcess(index=index, error=str(exc))
+    return reply.timing
 
 
 def run_naive(config: RunConfig, mode: str, calls: int, progress: Progress | None = None,

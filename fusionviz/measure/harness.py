@@ -8,6 +8,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import re
 import statistics
 import tempfile
@@ -20,13 +21,14 @@ from typing import Any
 
 import torch
 import torch._dynamo
+import torch._inductor.config
 from torch._dynamo.utils import counters
 
 from fusionviz.errors import ConfigError
 from fusionviz.measure.environment import available_host_bytes
 from fusionviz.measure.zoo import ModelSpec, get_spec
 from fusionviz.records.config import RunConfig
-from fusionviz.records.session import GraphBreak, Latency
+from fusionviz.records.session import GraphBreak
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 TARGET_REPEAT_S = {"cuda": 0.025, "cpu": 0.03}
@@ -130,8 +132,19 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def use_threads(threads: int | None) -> None:
+    """Set torch's CPU thread count, and Inductor's for the C++ kernels it generates (it bakes the count
+    into their OpenMP pragmas, and the setting is part of its cache key, so a kernel cached with another
+    count is not reused)."""
+    if threads:
+        torch.set_num_threads(threads)
+        torch._inductor.config.cpp.threads = threads
+
+
 def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], torch.device]:
-    """Build the model and inputs on the device, seeded so every mode sees the same weights and data."""
+    """Build the model and inputs on the device, seeded so every mode sees the same weights and data, with
+    the configuration's thread count in force."""
+    use_threads(config.threads)
     spec = get_spec(config.model)
     check_fits(config, spec)
     device = torch.device(config.device)
@@ -208,22 +221,43 @@ def warm_until_steady(step: Callable[[], None], device: torch.device, minimum: i
     return limit
 
 
-def measure_latency(step: Callable[[], None], device: torch.device, repeats: int) -> Latency:
+def calls_per_block(step: Callable[[], None], device: torch.device) -> int:
+    """How many calls make one timed block of about TARGET_REPEAT_S: long enough to dwarf the clock's
+    resolution and the event overhead, short enough for many rounds."""
     per_call = statistics.median(time_calls(step, device, 1) for _ in range(3))
-    calls = int(min(1000, max(5, TARGET_REPEAT_S[device.type] * 1e3 / max(per_call, 1e-3))))
-    samples = sorted(time_calls(step, device, calls) for _ in range(repeats))
-    return Latency(
-        median_ms=statistics.median(samples), p10_ms=_quantile(samples, 0.1), p90_ms=_quantile(samples, 0.9),
-        samples_ms=samples, calls_per_repeat=calls,
-        timer="cuda_events" if device.type == "cuda" else "perf_counter",
-    )
+    return int(min(1000, max(5, TARGET_REPEAT_S[device.type] * 1e3 / max(per_call, 1e-3))))
 
 
-def _quantile(sorted_values: list[float], q: float) -> float:
-    pos = q * (len(sorted_values) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.device,
+                       rounds: int) -> tuple[dict[str, int], list[dict[str, float]]]:
+    """Time every step in `rounds` rounds, one block each per round, so that a slow episode of the machine
+    hits every mode alike and a ratio within one round stays put. The order rotates from round to round,
+    so no mode always runs first. Returns the calls per block and each round's ms per call by mode."""
+    calls = {mode: calls_per_block(step, device) for mode, step in steps.items()}
+    modes = list(steps)
+    timed = []
+    for r in range(rounds):
+        order = modes[r % len(modes):] + modes[:r % len(modes)]
+        timed.append({mode: time_calls(steps[mode], device, calls[mode]) for mode in order})
+    return calls, [{mode: result[mode] for mode in modes} for result in timed]
+
+
+@contextlib.contextmanager
+def pinned_to_one_core(device: torch.device) -> Iterator[int | None]:
+    """On a GPU, the launching thread on one core for the timing: host-side noise (the thread moving
+    between cores, other work on them) made launch-bound latencies swing 1.5x between processes; pinned,
+    three processes' medians agreed within 4%. On the CPU the compiled kernels use several threads, so
+    nothing is pinned there. Yields the core, or None."""
+    if device.type != "cuda":
+        yield None
+        return
+    allowed = os.sched_getaffinity(0)
+    core = max(allowed)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield core
+    finally:
+        os.sched_setaffinity(0, allowed)
 
 
 def profile(step: Callable[[], None], device: torch.device, iterations: int) -> dict[str, Any]:

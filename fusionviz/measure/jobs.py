@@ -18,6 +18,8 @@ from fusionviz.measure.protocol import (
     Progress,
     Reply,
     SweepReply,
+    TimingJob,
+    TimingReply,
 )
 
 
@@ -27,6 +29,10 @@ def handle(job: Job, progress: Progress) -> Reply:
     if isinstance(job, ModeJob):
         run = capture.run_mode(job.config, job.mode, progress)
         return ModeReply(environment=environment(job.config.device), run=run)
+    if isinstance(job, TimingJob):
+        from fusionviz.measure import timing
+
+        return TimingReply(timing=timing.time_modes(job.config, list(job.modes), job.index, progress))
     if isinstance(job, NaiveJob):
         from fusionviz.measure import naive
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fusionviz.records.config import RunConfig, SweepRequest
-from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, decode
+from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess, decode
 
 Progress = Callable[[str], None]  # told each stage of a job as it starts ("default: compiling")
 
@@ -35,6 +35,16 @@ class ModeJob:
 
 
 @dataclass(frozen=True)
+class TimingJob:
+    """Time `modes` (each already captured) in interleaved rounds; `index` numbers the timing process."""
+
+    config: RunConfig
+    modes: tuple[str, ...]
+    index: int
+    op: ClassVar[str] = "timing"
+
+
+@dataclass(frozen=True)
 class NaiveJob:
     """The naive snippet's measurement of one mode against eager (methodology page)."""
 
@@ -53,8 +63,8 @@ class SweepJob:
     op: ClassVar[str] = "sweep"
 
 
-Job = DevicesJob | ModeJob | NaiveJob | SweepJob
-JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, NaiveJob, SweepJob)}
+Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob
+JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, NaiveJob, SweepJob)}
 
 
 @dataclass
@@ -75,6 +85,11 @@ class ModeReply:
 
 
 @dataclass
+class TimingReply:
+    timing: TimingProcess
+
+
+@dataclass
 class NaiveReply:
     naive: NaiveResult
 
@@ -85,7 +100,7 @@ class SweepReply:
     sweep: Sweep
 
 
-Reply = DevicesReply | ModeReply | NaiveReply | SweepReply
+Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply
 
 
 def encode_job(job: Job) -> dict[str, Any]:

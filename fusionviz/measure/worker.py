@@ -36,6 +36,7 @@ class Worker:
 
     def __init__(self, *, cache_dir: str | None = None, env: dict[str, str] | None = None) -> None:
         self._env = dict(env or {})
+        self.cache_dir = cache_dir  # the Inductor cache it compiles into; None: torch's default
         if cache_dir:
             self._env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
         self._proc: subprocess.Popen[bytes] | None = None
@@ -46,6 +47,13 @@ class Worker:
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Start the process now (it imports torch while the caller does other work); a request would
+        start it anyway."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.NamedTemporaryFile(prefix="fusionviz-worker-", suffix=".log", delete=False)  # noqa: SIM115

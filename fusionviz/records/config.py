@@ -6,6 +6,7 @@ caller's process, and only the worker touches torch.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 
 from fusionviz.errors import ConfigError
@@ -28,15 +29,19 @@ DYNAMIC_CHOICES: dict[str, bool | None] = {"false": False, "true": True, "none":
 MAX_DIM = 16384
 MAX_BATCH = 65536
 MAX_SEQ = 16384
+MAX_PROCESSES = 8
+MAX_ROUNDS = 200
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One configuration of the fusion lab: a model, its sizes, and the modes to compare.
+    """One configuration of the fusion lab: a model, its sizes, the modes to compare, and how to time them.
 
     `seq` is the sequence length (or image side, for the conv model) and is ignored by models without
     one. `dynamic` is passed to `torch.compile` as is (None is torch's own default: static first,
-    dynamic after the first recompile).
+    dynamic after the first recompile). Timing runs in `processes` fresh worker processes, each timing
+    every mode in `rounds` interleaved rounds. `threads` is the CPU thread count of every worker (ATen's
+    and Inductor's C++ kernels); None lets `validate` choose the machine's default.
     """
 
     model: str = "mlp"
@@ -48,7 +53,9 @@ class RunConfig:
     pass_: str = "inference"
     modes: tuple[str, ...] = ("eager", "default")
     dynamic: bool | None = False
-    repeats: int = 11
+    rounds: int = 10
+    processes: int = 3
+    threads: int | None = None
     warmup_calls: int = 10
     profile_iterations: int = 3
     cold_compile: bool = False
@@ -57,6 +64,12 @@ class RunConfig:
     @property
     def is_cuda(self) -> bool:
         return self.device.startswith("cuda")
+
+
+def default_threads() -> int:
+    """Half the cores this process may use, at least one: the compiled kernels' OpenMP threads spin on a
+    barrier, and a core taken by the app, a browser or the profiler would stall them many times over."""
+    return max(1, len(os.sched_getaffinity(0)) // 2)
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
@@ -87,7 +100,7 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
     """Refuse sizes and combinations that cannot run, with a message that says what to change.
 
     Returns the configuration with `modes` ordered as in MODES and `eager` always first, since every
-    comparison is against eager.
+    comparison is against eager, and with the thread count chosen, so a session records it.
     """
     if known_models is not None and config.model not in known_models and ":" not in config.model:
         raise ConfigError(
@@ -115,14 +128,18 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
     unknown = [m for m in config.modes if m not in MODES]
     if unknown:
         raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
-    if config.repeats < 3:
-        raise ConfigError("repeats must be at least 3 so that p10 and p90 mean something")
+    if not 3 <= config.rounds <= MAX_ROUNDS:
+        raise ConfigError(f"rounds must be from 3 to {MAX_ROUNDS}, so that p10 and p90 mean something")
+    if not 1 <= config.processes <= MAX_PROCESSES:
+        raise ConfigError(f"processes must be from 1 to {MAX_PROCESSES}")
+    if config.threads is not None and config.threads < 1:
+        raise ConfigError("threads must be at least 1")
     if config.profile_iterations < 1 or config.warmup_calls < 1:
         raise ConfigError("warmup_calls and profile_iterations must be at least 1")
     if config.timeout_s <= 0:
         raise ConfigError("timeout_s must be positive")
     ordered = ("eager",) + tuple(m for m in COMPILED_MODES if m in config.modes)
-    return replace(config, modes=ordered)
+    return replace(config, modes=ordered, threads=config.threads or default_threads())
 
 
 def not_applicable_reason(config: RunConfig, mode: str) -> str | None:

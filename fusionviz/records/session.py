@@ -23,13 +23,15 @@ from fusionviz.errors import SessionFileError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.kernels import cpu_op_frame, kernel_frame
 
-SCHEMA_VERSION = 1
+# 2: timing in interleaved rounds over several processes (`Session.timing`); ModeRun.latency is schema 1's.
+SCHEMA_VERSION = 2
 SESSION_KIND = "fusionviz.session"
 
 
 RunStatus = Literal["ok", "error", "not_applicable"]
 CacheState = Literal["warm", "cold", "mixed", "unknown"]
 SessionSource = Literal["live", "recorded", "trace"]
+Timer = Literal["cuda_events", "perf_counter"]
 
 
 @dataclass
@@ -53,14 +55,51 @@ class Environment:
 
 @dataclass
 class Latency:
-    """Per-call latency in ms over `repeats` repeats of `calls_per_repeat` calls each."""
+    """Schema 1's per-call latency in ms: `repeats` repeats of `calls_per_repeat` calls each, every mode timed
+    on its own. Sessions of schema 2 keep their timing in `Session.timing` instead."""
 
     median_ms: float
     p10_ms: float
     p90_ms: float
     samples_ms: list[float]
     calls_per_repeat: int
-    timer: Literal["cuda_events", "perf_counter"]
+    timer: Timer
+
+
+@dataclass
+class MachineLoad:
+    """How busy the machine was, read from /proc around a run: other work skews CPU timings."""
+
+    cores: int  # CPU cores this process may use
+    load_average: float  # 1-minute load average
+    busy_cores: float  # cores busy over a short sample, this measurement's own processes excluded
+    others: list[str] = field(default_factory=list)  # the busiest other processes: "name (pid): 0.9 cores"
+
+
+@dataclass
+class TimingProcess:
+    """One fresh worker process's timing: every mode in `rounds`, interleaved, so drift hits all alike.
+
+    `rounds[r][mode]` is the mean ms per call of that mode's `calls_per_round[mode]` calls in round r.
+    `pinned_cpu` is the one core the timing thread ran on (GPU runs), `threads` torch's CPU thread count.
+    """
+
+    index: int
+    rounds: list[dict[str, float]] = field(default_factory=list)
+    calls_per_round: dict[str, int] = field(default_factory=dict)
+    pinned_cpu: int | None = None
+    threads: int = 0
+    error: str | None = None
+
+
+@dataclass
+class Timing:
+    """Every round of every timing process of a session: the raw data latencies and speedups come from."""
+
+    timer: Timer
+    processes: list[TimingProcess] = field(default_factory=list)
+    load_before: MachineLoad | None = None
+    load_after: MachineLoad | None = None
 
 
 @dataclass
@@ -88,13 +127,23 @@ class TraceSummary:
     iterations: int
     kernels_per_iteration: float
     launches_per_iteration: float | None
-    # kernel time (union) / iteration span; in fusionviz's own captures / the unprofiled latency instead
+    # kernel time (union) / iteration span; analysis divides by the unprofiled latency instead where it is timed
     busy_fraction: float | None
     span_us: float
     kernel_time_us: float
     idle_us: float
     largest_gap_us: float
     representative_iteration: int = 0  # the iteration of median span, drawn on timelines
+    # Memcpy/Memset device operations per iteration, counted apart from kernels
+    memory_ops_per_iteration: float = 0.0
+    # What an iteration is: a ProfilerStep ("steps"); the whole trace, which has no steps ("trace"); or one
+    # top-level call of a compiled region ("calls", on request for a trace without steps)
+    iterations_from: Literal["steps", "trace", "calls"] = "steps"
+    region_calls: int = 0  # top-level calls of one compiled region in a trace without steps (2+: offer "calls")
+    excluded_kernels: int = 0  # device kernels launched outside every iteration: in no per-iteration figure
+    excluded_memory_ops: int = 0  # memory operations launched outside every iteration
+    placed_by_time: bool = False  # no correlation data: device events placed by their own timestamps
+    device_note: str = ""  # what the trace's device side holds when it is not kernels fusionviz reads
 
 
 @dataclass
@@ -188,6 +237,7 @@ class Session:
     environment: Environment
     runs: list[ModeRun] = field(default_factory=list)
     sweep: Sweep | None = None
+    timing: Timing | None = None
     source: SessionSource = "live"  # "live", "recorded" (a file) or "trace" (a plain profiler trace)
     label: str = ""
     schema_version: int = SCHEMA_VERSION

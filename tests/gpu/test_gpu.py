@@ -3,6 +3,7 @@
 import pytest
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.timing import latency_estimates
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.gpu
 @pytest.fixture(scope="module")
 def ln_gelu_gpu(worker: Worker) -> Session:
     config = RunConfig(model="linear_ln_gelu", dim=512, batch=256, device="cuda:0",
-                       modes=("eager", "default", "reduce-overhead"), repeats=5)
+                       modes=("eager", "default", "reduce-overhead"), rounds=5)
     return run_session(config, worker=worker)
 
 
@@ -44,14 +45,17 @@ def test_reduce_overhead_replays_a_cuda_graph_with_an_input_copy(ln_gelu_gpu: Se
 
 
 def test_timings_are_cuda_events(ln_gelu_gpu: Session) -> None:
-    for run in ln_gelu_gpu.runs:
-        assert run.latency.timer == "cuda_events"
-        assert run.latency.p10_ms <= run.latency.median_ms <= run.latency.p90_ms
+    assert ln_gelu_gpu.timing.timer == "cuda_events"
+    for process in ln_gelu_gpu.timing.processes:
+        assert process.error is None and process.pinned_cpu is not None  # the launching thread was pinned
+    for lat in latency_estimates(ln_gelu_gpu).values():
+        assert lat.low <= lat.median <= lat.high and lat.processes == 3
     assert ln_gelu_gpu.environment.device_kind == "cuda" and ln_gelu_gpu.environment.cuda_version
 
 
 def test_mlp_fp32_default_splits_the_bias_from_the_gemm(worker: Worker) -> None:
-    config = RunConfig(model="mlp", dim=512, batch=256, device="cuda:0", modes=("eager", "default"), repeats=5)
+    config = RunConfig(model="mlp", dim=512, batch=256, device="cuda:0", modes=("eager", "default"), rounds=5,
+                       processes=1)
     session = run_session(config, worker=worker)
     eager, default = (iteration_kernels(session.run(m)) for m in ("eager", "default"))
     assert (eager.kernel_class == "gemm").sum() == 3

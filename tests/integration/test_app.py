@@ -14,9 +14,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.timing import speedup_estimates
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
-from fusionviz.records.config import RunConfig
+from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
 from ui import state
@@ -69,7 +70,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     assert (at.sidebar.selectbox(key="model").value, at.sidebar.select_slider(key="dim").value,
             at.sidebar.select_slider(key="batch").value, at.sidebar.selectbox(key="device").value) == (
         "mlp", 256, 64, "cpu")
-    config = RunConfig(model="mlp", dim=256, batch=64, modes=("eager", "default"))
+    config = RunConfig(model="mlp", dim=256, batch=64, modes=("eager", "default"), threads=default_threads())
     state.results().pop(state.result_key("session", config))
 
     started = time.monotonic()
@@ -92,11 +93,15 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     timeline = figs["Kernel timeline: one steady iteration per mode"]
     assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
     latency = figs["Latency per call"]["data"][0]
-    assert decode(latency["x"]) == pytest.approx([r.latency.median_ms for r in session.runs])
-    default = comparisons(session)["default"]
-    assert latency["text"][1] == f"{default.speedup:.2f}× vs eager"
+    compared = comparisons(session)
+    assert decode(latency["x"]) == pytest.approx([compared[r.mode].latency.median for r in session.runs])
+    s = compared["default"].speedup
+    assert latency["text"][1] in (f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f}×) vs eager",
+                                  f"no clear difference ({s.low:.2f}–{s.high:.2f}×)")
     speedup = next(m for m in at.metric if m.label == "default speedup")
-    assert speedup.value == f"{default.speedup:.2f}×"
+    assert speedup.value == f"{s.median:.2f}×"
+    assert speedup.delta == f"{compared['default'].verdict} ({s.low:.2f}–{s.high:.2f}×)"
+    assert any("3 process" in m.value for m in at.markdown)  # the configuration line says how it was timed
     assert any(m.value == f"#### {verdict(session)}" for m in at.markdown)
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
@@ -164,10 +169,12 @@ def test_methodology_page_puts_naive_next_to_proper() -> None:
     at.number_input(key="m_calls").set_value(20)
     at.button(key="m_run").click().run()
     no_errors(at)
-    config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), repeats=5)
+    config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), processes=3,
+                       threads=default_threads())
     session = state.results().get(state.result_key("session", config))
     table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
-    assert table.proper[0] == pytest.approx(comparisons(session)["default"].speedup)
+    assert table.proper[0] == pytest.approx(comparisons(session)["default"].speedup.median)
+    assert table.one_process[0] == pytest.approx(speedup_estimates(session, 0)["default"].median)
     assert table.proper[3] == session.run("eager").summary.kernels_per_iteration
     assert table.naive[3] >= table.proper[3]  # key_averages() rows include CPU ops that are not kernels
     assert "Naive loop vs proper measurement" in figures(at)

@@ -4,11 +4,13 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import fusion_links
-from fusionviz.analysis.summary import comparisons, summary_table
+from fusionviz.analysis.summary import busy_fraction, comparisons, summary_table
+from fusionviz.analysis.timing import latency_estimates
 from fusionviz.analysis.verdict import verdict
 from fusionviz.cli import main
 from fusionviz.errors import ConfigError
@@ -19,7 +21,7 @@ from fusionviz.records.session import Session
 
 
 def small(model: str, **kw: object) -> RunConfig:
-    return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", repeats=3, warmup_calls=3), **kw)
+    return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", rounds=3, processes=1, warmup_calls=3), **kw)
 
 
 def test_layer_norm_and_gelu_fuse_into_one_cpp_kernel(ln_gelu_session: Session) -> None:
@@ -38,20 +40,26 @@ def test_layer_norm_and_gelu_fuse_into_one_cpp_kernel(ln_gelu_session: Session) 
 def test_session_numbers_hang_together(ln_gelu_session: Session) -> None:
     env = ln_gelu_session.environment
     assert env.device_kind == "cpu" and env.torch_version and env.captured_at and env.cpu
+    timing = ln_gelu_session.timing
+    assert timing.timer == "perf_counter" and timing.load_before.cores >= 1 and timing.load_after is not None
+    assert [p.index for p in timing.processes] == [0, 1] and all(p.error is None for p in timing.processes)
+    for process in timing.processes:
+        assert len(process.rounds) == 3 and all(set(r) == {"eager", "default"} for r in process.rounds)
+        assert process.pinned_cpu is None and process.threads == ln_gelu_session.config.threads >= 1
+    latencies = latency_estimates(ln_gelu_session)
     for run in ln_gelu_session.runs[:2]:
         assert run.ok
-        lat = run.latency
-        assert lat.timer == "perf_counter" and lat.p10_ms <= lat.median_ms <= lat.p90_ms
-        assert len(lat.samples_ms) == 3
+        lat = latencies[run.mode]
+        assert lat.low <= lat.median <= lat.high and (lat.samples, lat.processes) == (6, 2)
         assert run.summary.iterations == 3
         assert run.summary.kernels_per_iteration == len(iteration_kernels(run))
-        assert 0 < run.summary.busy_fraction <= 1
+        assert 0 < busy_fraction(run, lat) <= 1
         assert run.chrome_trace() is not None
     default = ln_gelu_session.run("default")
     assert default.compile.first_call_s > 0 and default.compile.cache in ("warm", "cold", "mixed")
     assert default.graph_count == 1 and default.graph_breaks == [] and default.recompiles == 0
-    assert comparisons(ln_gelu_session)["default"].speedup == pytest.approx(
-        ln_gelu_session.run("eager").latency.median_ms / default.latency.median_ms)
+    paired = [r["eager"] / r["default"] for p in timing.processes for r in p.rounds]
+    assert comparisons(ln_gelu_session)["default"].speedup.median == pytest.approx(float(np.median(paired)))
     table = summary_table(ln_gelu_session)
     assert list(table["mode"]) == ["eager", "default", "reduce-overhead"]
     assert "default is" in verdict(ln_gelu_session)
@@ -133,7 +141,7 @@ def test_refusals_say_what_to_change(config: RunConfig, message: str, worker: Wo
 def test_cli_run_then_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s.json"
     assert main(["run", "--model", "pointwise_chain", "--dim", "64", "--batch", "16", "--device", "cpu",
-                 "--modes", "eager,default", "--repeats", "3", "--out", str(out)]) == 0
+                 "--modes", "eager,default", "--rounds", "3", "--processes", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "session written" in printed and "pointwise_chain" not in printed.splitlines()[0]
     assert main(["inspect", str(out), "--json"]) == 0

@@ -24,7 +24,8 @@ from fusionviz.records.session import Session
 @pytest.fixture(scope="module")
 def break_session(worker: Worker) -> Session:
     """graph_break on the CPU: `.item()` splits the forward into two compiled graphs."""
-    config = RunConfig(model="graph_break", dim=32, batch=8, modes=("eager", "default"), repeats=3, warmup_calls=3)
+    config = RunConfig(model="graph_break", dim=32, batch=8, modes=("eager", "default"), rounds=3, processes=1,
+                       warmup_calls=3)
     return run_session(config, worker=worker)
 
 
@@ -139,9 +140,14 @@ def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) 
     bar = fig.data[0]
     ok = [r for r in ln_gelu_session.runs if r.ok]
     assert [y.split("<br>")[0] for y in bar.y] == [f"<b>{r.mode}</b>" for r in ok]
-    assert list(bar.x) == pytest.approx([r.latency.median_ms for r in ok])
-    assert list(bar.error_x.array) == pytest.approx([r.latency.p90_ms - r.latency.median_ms for r in ok])
-    assert bar.text[1] == f"{comparisons(ln_gelu_session)['default'].speedup:.2f}× vs eager" and bar.text[1] in bar.y[1]
+    compared = comparisons(ln_gelu_session)
+    assert list(bar.x) == pytest.approx([compared[r.mode].latency.median for r in ok])
+    assert list(bar.error_x.array) == pytest.approx([compared[r.mode].latency.high - compared[r.mode].latency.median
+                                                     for r in ok])
+    s = compared["default"].speedup
+    expected = (f"no clear difference ({s.low:.2f}–{s.high:.2f}×)" if compared["default"].verdict ==
+                "no clear difference" else f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f}×) vs eager")
+    assert bar.text[1] == expected and bar.text[1] in bar.y[1]
 
 
 def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Session) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pandas as pd
 import pytest
 
 from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, kernel_diff, kernel_stats, pair_summary
 from fusionviz.analysis.methodology import methodology_note, methodology_table
 from fusionviz.analysis.report import inspect_report
-from fusionviz.analysis.sentences import collapse_title, source_line
+from fusionviz.analysis.sentences import collapse_title, load_warnings, source_line
 from fusionviz.analysis.summary import SUMMARY_COLUMNS, comparisons, drawable_runs, summary_table
 from fusionviz.analysis.sweep import (
     recompile_limit_note,
@@ -17,47 +20,106 @@ from fusionviz.analysis.sweep import (
     sweep_leader,
     sweep_summary,
 )
+from fusionviz.analysis.timing import TOO_WIDE, Estimate, process_medians, verdict_of
 from fusionviz.analysis.verdict import verdict
-from fusionviz.records.session import ModeRun, NaiveResult, StrategyRun, Sweep, SweepCall
+from fusionviz.records.session import Latency, MachineLoad, ModeRun, NaiveResult, StrategyRun, Sweep, SweepCall
 from tests.unit.factories import k, run, session
 
 EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::relu", 20, 5, ops=("relu",), op_id=2),
-                      k("aten::add", 40, 5, ops=("add",), op_id=3)], ms=(0.10, 0.09, 0.12))
+                      k("aten::add", 40, 5, ops=("add",), op_id=3)])
 FUSED = run("default", [k("gemm", 0, 10, ops=("mm",), op_id=4, kernel_class="gemm"),
-                        k("triton_poi_fused_add_relu_0", 15, 5, ops=("add", "relu"))],
-            ms=(0.05, 0.045, 0.06), compile_s=2.0)
-SLOW = run("max-autotune-no-cudagraphs", FUSED.kernels, ms=(0.20, 0.19, 0.25), compile_s=9.0)
+                        k("triton_poi_fused_add_relu_0", 15, 5, ops=("add", "relu"))], compile_s=2.0)
+SLOW = run("max-autotune-no-cudagraphs", FUSED.kernels, compile_s=9.0)
+# Two timing processes of five rounds; the second process is 20% slower throughout, for every mode alike.
+MS = {"eager": [[0.10] * 5, [0.12] * 5], "default": [[0.05] * 5, [0.06] * 5],
+      "max-autotune-no-cudagraphs": [[0.20] * 5, [0.24] * 5]}
 
 
-def test_speedup_spread_and_break_even_are_computed_from_latencies() -> None:
-    compared = comparisons(session(EAGER, FUSED, SLOW))
-    assert compared["eager"].speedup == 1.0
-    default = compared["default"]
-    assert (default.speedup, default.low, default.high) == pytest.approx((0.10 / 0.05, 0.09 / 0.06, 0.12 / 0.045))
-    assert default.break_even_calls == pytest.approx(2.0e3 / (0.10 - 0.05))
+def test_latency_pools_every_round_of_every_process_and_speedups_pair_rounds() -> None:
+    compared = comparisons(session(EAGER, FUSED, SLOW, ms=MS))
+    eager, default = compared["eager"], compared["default"]
+    assert (eager.latency.median, eager.latency.low, eager.latency.high) == pytest.approx((0.11, 0.10, 0.12))
+    assert (eager.latency.samples, eager.latency.processes) == (10, 2)
+    # Within each round default takes half of eager's time, however slow its process: a tight 2x.
+    assert (default.speedup.median, default.speedup.low, default.speedup.high) == pytest.approx((2.0, 2.0, 2.0))
+    assert default.verdict == "faster" and compared["max-autotune-no-cudagraphs"].verdict == "slower"
+    assert default.break_even_calls == pytest.approx(2.0e3 / (0.11 - 0.055))
     assert compared["max-autotune-no-cudagraphs"].break_even_calls is None  # slower: never pays back
+    medians = process_medians(session(EAGER, FUSED, ms=MS))
+    assert medians[medians["mode"] == "eager"].median_ms.tolist() == pytest.approx([0.10, 0.12])
+
+
+def test_verdict_calls_no_clear_difference_when_the_interval_straddles_one() -> None:
+    noisy = [[0.8, 1.25, 0.9, 1.1, 1.0, 0.95, 1.05, 0.85, 1.2, 1.0]]
+    s = session(EAGER, FUSED, ms={"eager": [[1.0] * 10], "default": noisy})
+    vs = comparisons(s)["default"]
+    assert vs.speedup.low < 1 < vs.speedup.high and vs.verdict == "no clear difference"
+    assert vs.break_even_calls is None
+    text = verdict(s)
+    assert text.startswith("default shows no clear difference from eager here: its speedup ran "
+                           f"{vs.speedup.low:.2f}–{vs.speedup.high:.2f}x over 10 rounds in 1 process; one process")
+    assert "so the interval straddles 1" in text and "No compiled mode is clearly faster" in text
+
+
+def test_two_processes_that_disagree_give_no_verdict() -> None:
+    """The folklore case: one process says 4.5x slower, the next 3x faster. Pooled, it is no clear difference."""
+    s = session(EAGER, FUSED, ms={"eager": [[1.0] * 5, [1.0] * 5], "default": [[4.5] * 5, [1 / 3] * 5]})
+    assert comparisons(s)["default"].verdict == "no clear difference"
+
+
+def test_a_spread_too_wide_to_call_is_no_clear_difference() -> None:
+    wide = [[0.25, 0.3, 0.5, 0.6, 0.4, 0.9, 0.2, 0.35, 0.45, 0.8]]  # eager / this: 1.1x to 5x
+    vs = comparisons(session(EAGER, FUSED, ms={"eager": [[1.0] * 10], "default": wide}))["default"]
+    assert vs.speedup.low > 1 and vs.speedup.high / vs.speedup.low > TOO_WIDE
+    assert vs.verdict == "no clear difference"
+    assert verdict_of(Estimate(1.5, 1.2, 1.8, 10, 1)) == "faster"
+    assert verdict_of(Estimate(0.5, 0.4, 0.6, 10, 1)) == "slower"
+
+
+def test_schema_one_sessions_compare_separately_timed_latencies() -> None:
+    old_eager = dataclasses.replace(EAGER, latency=Latency(0.10, 0.09, 0.12, [0.09, 0.10, 0.12], 10, "cuda_events"))
+    old_fused = dataclasses.replace(FUSED, latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
+    vs = comparisons(session(old_eager, old_fused))["default"]
+    assert (vs.speedup.median, vs.speedup.low, vs.speedup.high) == pytest.approx((2.0, 0.09 / 0.06, 0.12 / 0.045))
+    assert vs.speedup.samples == 0 and "modes timed apart" in verdict(session(old_eager, old_fused))
 
 
 def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
     failed = ModeRun(mode="reduce-overhead", status="error", error="boom")
-    table = summary_table(session(EAGER, FUSED, failed))
+    table = summary_table(session(EAGER, FUSED, failed, ms={m: MS[m] for m in ("eager", "default")}))
     assert list(table.columns) == list(SUMMARY_COLUMNS)
     assert list(table["mode"]) == ["eager", "default", "reduce-overhead"]
     assert table.kernels_per_iteration.tolist()[:2] == [3, 2]
-    assert table.busy_pct[0] == pytest.approx(100 * (10 + 5 + 5) / 100)
+    # busy: kernel time per iteration (20 µs) over the unprofiled median latency (0.11 ms)
+    assert table.busy_pct[0] == pytest.approx(100 * 20 / 110)
+    assert pd.isna(table.verdict[0]) and table.verdict[1] == "faster" and table.rounds[1] == 10
     assert table.speedup.isna()[2] and table.graph_breaks.isna()[0]
     assert [r.mode for r in drawable_runs(session(EAGER, FUSED, failed))] == ["eager", "default"]
 
 
 def test_verdict_names_the_cause_and_the_payback() -> None:
-    text = verdict(session(EAGER, FUSED, SLOW))
-    assert text.startswith("default is 2.0x faster than eager here: fusion cut the kernels from 3 to 2")
-    assert "launch-bound: the GPU is busy 20% of each eager call" not in text  # only said when it loses
-    assert "Also: max-autotune-no-cudagraphs 2.0x slower (3 → 2 kernels)." in text
-    assert f"pays back after {2.0e3 / 0.05:,.0f} calls" in text
-    slow_first = verdict(session(EAGER, SLOW))
-    assert "2.0x slower than eager here" in slow_first and "launch-bound: the GPU is busy 20%" in slow_first
-    assert "No compiled mode beats eager" in slow_first
+    text = verdict(session(EAGER, FUSED, SLOW, ms=MS))
+    assert text.startswith("default is 2x faster than eager here (2.00–2.00x over 10 rounds in 2 processes): "
+                           "fusion cut the kernels from 3 to 2")
+    assert "launch-bound" not in text  # only said when it does not win
+    assert "Also: max-autotune-no-cudagraphs 2x slower (0.50–0.50x), 3 → 2 kernels." in text
+    assert f"pays back after {2.0e3 / 0.055:,.0f} calls" in text
+    slow_first = verdict(session(EAGER, SLOW, ms={m: MS[m] for m in ("eager", "max-autotune-no-cudagraphs")}))
+    assert "2x slower than eager here" in slow_first and "launch-bound: the GPU is busy 18%" in slow_first
+    assert "No compiled mode is clearly faster" in slow_first
+
+
+def test_load_warnings_name_the_busy_processes() -> None:
+    s = session(EAGER, FUSED, ms=MS, device_kind="cpu")
+    s.config = dataclasses.replace(s.config, threads=2)
+    s.timing.load_before = MachineLoad(cores=2, load_average=1.5, busy_cores=1.2, others=["chromium (42): 1.1 cores"])
+    s.timing.load_after = MachineLoad(cores=2, load_average=0.2, busy_cores=0.1)
+    (note,) = load_warnings(s)
+    assert note.startswith("The machine was busy before the run: 1.2 of 2 cores in use by other processes "
+                           "(chromium (42): 1.1 cores), load average 1.5; the workers' 2 threads did not all")
+    s.timing.processes[1].error = "crash: the worker died"
+    assert load_warnings(s)[1] == ("1 of 2 timing processes failed (crash: the worker died); the figures come "
+                                   "from the others.")
 
 
 def test_verdict_without_eager() -> None:
@@ -82,10 +144,13 @@ def test_kernel_tables() -> None:
 def test_methodology_table_and_note() -> None:
     naive = NaiveResult(mode="default", calls=100, naive_eager_ms=1.0, naive_mode_ms=0.1, naive_speedup=10.0,
                         key_averages_rows_eager=9, key_averages_rows_mode=4)
-    table = methodology_table(naive, session(EAGER, FUSED))
+    table = methodology_table(naive, session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")}))
     assert list(table.naive) == [10.0, 1.0, 0.1, 9, 4]
-    assert list(table.proper) == pytest.approx([2.0, 0.10, 0.05, 3, 2])
-    assert "naive loop reports a 10.00× speedup; measured properly it is 2.00×" in methodology_note(table)
+    assert list(table.one_process) == pytest.approx([2.0, 0.10, 0.05, 3, 2])  # the first process alone
+    assert list(table.proper) == pytest.approx([2.0, 0.11, 0.055, 3, 2])
+    assert list(table.high[1:3]) == pytest.approx([0.12, 0.06])
+    assert "naive loop reports a 10.00× speedup. Measured properly in one process it is 2.00×" in methodology_note(
+        table, 2)
     assert methodology_table(naive, session(EAGER)).empty
 
 

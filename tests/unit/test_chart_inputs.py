@@ -19,11 +19,11 @@ EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::layer_
                       k("gemm", 100, 10, ops=("addmm",), op_id=4, iteration=1),
                       k("aten::layer_norm", 112, 5, ops=LN, op_id=5, iteration=1),
                       k("aten::gelu", 120, 30, ops=("gelu",), op_id=6, iteration=1)],
-            ms=(0.1, 0.09, 0.11), cpu_ops=[cpu("aten::linear", "op", 0, 8), cpu("cudaLaunchKernel", "launch", 1, 2)])
+            cpu_ops=[cpu("aten::linear", "op", 0, 8), cpu("cudaLaunchKernel", "launch", 1, 2)])
 COMPILED = run("default", [k("gemm", 0, 10, ops=("mm",), op_id=7, kernel_class="gemm"),
                            k("triton_per_fused_gelu_native_layer_norm_0", 12, 6, ops=("gelu", "native_layer_norm")),
                            k("triton_poi_fused_new_0", 20, 2, ops=("sin",))],
-               ms=(0.2, 0.15, 0.25), compile_s=1.0,
+               compile_s=1.0,
                cpu_ops=[cpu("Torch-Compiled Region: 0/0", "region", 0, 10),
                         cpu("## Call CompiledFxGraph ab ##", "region", 1, 8),
                         cpu("Torch-Compiled Region: 1/0", "region", 15, 10)],
@@ -80,13 +80,23 @@ def test_collapse_layout_roles_and_positions() -> None:
     assert list(boxes.marker.line.width) == [1, 3, 2]  # a fusion stands out, a new kernel is outlined in red
 
 
+MS = {"eager": [[0.09, 0.10, 0.11]], "default": [[0.18, 0.20, 0.22]]}
+
+
 def test_latency_rows_and_metrics() -> None:
-    rows = latency_rows(session(EAGER, COMPILED))
-    assert list(rows.err_plus) == pytest.approx([0.01, 0.05]) and list(rows.err_minus) == pytest.approx([0.01, 0.05])
-    assert list(rows.label) == ["baseline", "0.50× vs eager"]
-    metrics = metric_rows(session(EAGER, COMPILED)).set_index(["mode", "metric"])
+    rows = latency_rows(session(EAGER, COMPILED, ms=MS))
+    # p10 and p90 of three rounds, interpolated: 0.092 and 0.108 for eager
+    assert list(rows.err_plus) == pytest.approx([0.008, 0.016])
+    assert list(rows.err_minus) == pytest.approx([0.008, 0.016])
+    assert list(rows.label) == ["baseline", "0.50× (0.50–0.50×) vs eager"]
+    noisy = latency_rows(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]}))
+    # paired ratios 0.09/0.05, 0.10/0.10, 0.11/0.20 = 1.8, 1.0, 0.55: p10 = 0.55 + 0.2·0.45, p90 = 1.0 + 0.8·0.8
+    assert noisy.label[1] == "no clear difference (0.64–1.64×)"
+    metrics = metric_rows(session(EAGER, COMPILED, ms=MS)).set_index(["mode", "metric"])
     assert metrics.loc[("default", "break_even_calls"), "text"] == "never"
     assert metrics.loc[("default", "kernels_per_iteration"), "value"] == 3
     assert ("eager", "compile_s") not in metrics.index
-    fig = latency_figure(session(EAGER, COMPILED))
+    fig = latency_figure(session(EAGER, COMPILED, ms=MS))
     assert list(fig.data[0].marker.color) == ["#7F7F7F", "#E45756"]  # slower than eager: red
+    assert list(latency_figure(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]})
+                                ).data[0].marker.color) == ["#7F7F7F", "#A8B3BF"]  # no clear difference: grey

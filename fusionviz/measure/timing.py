@@ -1,0 +1,49 @@
+"""Time every mode of a configuration in one process, in interleaved rounds. Runs in a fresh worker.
+
+Each mode is compiled (an Inductor cache hit after the capture compiled it), warmed up until steady, and
+then all modes are timed round by round: eager, m1, m2, eager, m1, m2… so that drift and slow episodes of
+the machine hit every mode alike, and a speedup can be taken within one round. On a GPU the launching
+thread is pinned to one core while it times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from fusionviz.measure.harness import (
+    grad_mode,
+    interleaved_rounds,
+    make_step,
+    pinned_to_one_core,
+    prepare,
+    reset_dynamo,
+    sync,
+    warm_until_steady,
+)
+from fusionviz.measure.protocol import Progress
+from fusionviz.records.config import RunConfig
+from fusionviz.records.session import TimingProcess
+
+
+def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progress) -> TimingProcess:
+    """Compile and warm every mode, then time them all in `config.rounds` interleaved rounds."""
+    reset_dynamo()
+    model, inputs, device = prepare(config)
+    steps: dict[str, Callable[[], None]] = {}
+    with grad_mode(config):
+        for mode in modes:
+            progress(f"timing process {index + 1}: " + ("compiling " + mode if mode != "eager" else "eager"))
+            target: Callable[..., Any] = model if mode == "eager" else torch.compile(
+                model, mode=mode, dynamic=config.dynamic)
+            steps[mode] = make_step(config, model, target, inputs)
+            steps[mode]()
+            sync(device)
+            warm_until_steady(steps[mode], device, config.warmup_calls)
+        progress(f"timing process {index + 1}: {config.rounds} rounds of {', '.join(modes)}")
+        with pinned_to_one_core(device) as core:
+            calls, rounds = interleaved_rounds(steps, device, config.rounds)
+    return TimingProcess(index=index, rounds=rounds, calls_per_round=calls, pinned_cpu=core,
+                         threads=torch.get_num_threads())
