@@ -8,10 +8,11 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.analysis.kernel_tables import kernel_diff, pair_summary
+from fusionviz.analysis.report import trace_notes
 from fusionviz.analysis.sentences import source_line
 from fusionviz.charts.stats import class_stats_figure
-from fusionviz.errors import SessionFileError
-from fusionviz.records.files import pair_session
+from fusionviz.errors import FusionvizError
+from fusionviz.records.files import open_file, pair_session
 from fusionviz.records.session import Session
 from ui import backend, sections
 from ui.page import setup_page
@@ -22,6 +23,12 @@ settings = setup_page(
     "(export_chrome_trace, .json or .json.gz), and compare two of them.")
 
 
+@st.cache_data(show_spinner="Opening, one iteration per call…", max_entries=8)
+def open_per_call(raw: bytes, name: str) -> Session:
+    """A trace without ProfilerSteps with each top-level call of its compiled region as an iteration."""
+    return open_file(raw, name, iterations="calls")
+
+
 def pick(label: str, key: str) -> Session | None:
     """A file from sessions/ or an upload, opened as a Session; errors shown, never raised."""
     recorded = backend.recorded_files()
@@ -30,16 +37,32 @@ def pick(label: str, key: str) -> Session | None:
     try:
         if source == "Upload a file":
             upload = st.file_uploader("Session file or torch.profiler trace", type=["json", "gz"], key=f"{key}_file")
-            return backend.open_bytes(upload.getvalue(), upload.name) if upload else None
-        path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
-        return backend.open_bytes(path.read_bytes(), path.name)
-    except SessionFileError as exc:
+            if upload is None:
+                return None
+            raw, name = upload.getvalue(), upload.name
+        else:
+            path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
+            raw, name = path.read_bytes(), path.name
+        return per_call_option(backend.open_bytes(raw, name), raw, name, key)
+    except FusionvizError as exc:
         st.error(str(exc))
         return None
 
 
+def per_call_option(session: Session, raw: bytes, name: str, key: str) -> Session:
+    """For a trace without steps that repeats one compiled region, offer each call as an iteration."""
+    summary = session.runs[0].summary if session.source == "trace" and session.runs else None
+    if summary is None or summary.region_calls < 2:
+        return session
+    per_call = st.toggle(f"Take each of the {summary.region_calls} calls of the compiled region as an iteration",
+                         key=f"{key}_per_call",
+                         help="The trace has no ProfilerStep: by default it is one window, the whole trace")
+    return open_per_call(raw, name) if per_call else session
+
+
 def show_one(session: Session) -> None:
     sections.show_source(session)
+    sections.show_trace_notes(session)
     if session.sweep is not None and not session.runs:
         st.info("This file is a shape sweep, with no kernel timeline of its own: open it on the **Dynamic "
                 "shapes** page.")
@@ -57,8 +80,11 @@ def show_one(session: Session) -> None:
 
 def show_pair(a: Session, b: Session) -> None:
     with st.columns(2)[0]:
-        st.caption(f"A: {source_line(a)}")
-        st.caption(f"B: {source_line(b)}")
+        for side, session in (("A", a), ("B", b)):
+            st.caption(f"{side}: {source_line(session)}")
+            for run in session.runs:
+                for note in trace_notes(run.summary) if run.summary else []:
+                    st.caption(f"{side} · {run.mode}: {note}")
     left, right = st.columns(2)
     with left:
         run_a = sections.mode_picker(a, "Run of A", "pair_a")

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from fusionviz.analysis.kernel_tables import kernel_stats, kernel_table
+from fusionviz.analysis.report import per_iteration, trace_notes
 from fusionviz.analysis.sentences import source_line
 from fusionviz.analysis.sources import find_source
 from fusionviz.analysis.summary import drawable_runs
@@ -19,6 +20,13 @@ from fusionviz.records.session import ModeRun, Session
 
 def show_source(session: Session) -> None:
     st.caption(f"Source of data: **{source_line(session)}**")
+
+
+def show_trace_notes(session: Session) -> None:
+    """How each run's trace was read (whole trace, kernels left out, device work not read), in info boxes."""
+    notes = [(run.mode, note) for run in session.runs if run.summary for note in trace_notes(run.summary)]
+    for mode, note in notes:
+        st.info(f"**{mode}**: {note}" if len(session.runs) > 1 else note)
 
 
 def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
@@ -51,7 +59,9 @@ def show_timeline(session: Session, settings: ChartSettings, key: str) -> None:
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return
-    title = "Kernel timeline: all profiled iterations" if every else None
+    whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in drawable_runs(session))
+    title = ("Kernel timeline: the whole trace" if whole else
+             "Kernel timeline: all profiled iterations" if every else None)
     event = chart(timeline_figure(session, bars, settings, title), key, selectable=True)
     st.caption("Each block is one mode: kernels coloured by class, the thin grey lane is the CPU (gaps there "
                "are Python between ops); shaded = compiled region, red ✕ = graph break. Click a kernel for its code.")
@@ -111,11 +121,20 @@ def show_stats(session: Session, settings: ChartSettings, key: str) -> None:
         return
     chart(class_stats_figure(runs, settings), f"{key}_classes")
     for run in runs:
-        st.markdown(f"**{run.mode}**: {run.summary.kernels_per_iteration:g} kernels per iteration"
-                    if run.summary else f"**{run.mode}**")
+        st.markdown(_counts(run))
         st.dataframe(kernel_stats(run), hide_index=True, key=f"{key}_stats_{run.mode}",
                      column_config={c: st.column_config.NumberColumn(format="%.1f")
                                     for c in ("total_us", "mean_us", "share_pct", "per_iteration")})
+
+
+def _counts(run: ModeRun) -> str:
+    """"**mode**: 54 kernels per iteration (and 1 memory operation)", worded for the run's window."""
+    summary = run.summary
+    if summary is None:
+        return f"**{run.mode}**"
+    memory = summary.memory_ops_per_iteration
+    return (f"**{run.mode}**: {summary.kernels_per_iteration:g} kernels {per_iteration(summary)}"
+            + (f" (and {memory:g} memory operation{'' if memory == 1 else 's'}, not kernels)" if memory else ""))
 
 
 def show_downloads(session: Session, key: str) -> None:

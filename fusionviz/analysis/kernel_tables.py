@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS
+from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS, MEMORY_CLASS
 from fusionviz.records.session import ModeRun
 
 
@@ -14,16 +14,30 @@ def one_iteration(frame: pd.DataFrame, iteration: int) -> pd.DataFrame:
     return frame[frame.iteration == iteration].sort_values("start_us", kind="stable").reset_index(drop=True)
 
 
-def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
-    """The kernels of one profiled iteration (the representative one by default), in launch order."""
+def iteration_rows(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
+    """Every row of one profiled iteration (the representative one by default), kernels and memory
+    operations, in launch order."""
     if iteration is None:
         iteration = run.summary.representative_iteration if run.summary else 0
     return one_iteration(run.kernel_frame(), iteration)
 
 
+def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
+    """The kernels of one profiled iteration, in launch order: Memcpy/Memset operations are not kernels."""
+    rows = iteration_rows(run, iteration)
+    return rows[rows.kernel_class != MEMORY_CLASS].reset_index(drop=True)
+
+
+def iteration_memory_ops(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
+    """The Memcpy/Memset operations of one profiled iteration, in launch order."""
+    rows = iteration_rows(run, iteration)
+    return rows[rows.kernel_class == MEMORY_CLASS].reset_index(drop=True)
+
+
 def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
-    """The kernel table of one iteration (or all), as shown and downloaded: fused ops as text."""
-    frame = run.kernel_frame() if all_iterations else iteration_kernels(run)
+    """The kernel table of one iteration (or all), memory operations included (class "memory"), as shown and
+    downloaded: fused ops as text."""
+    frame = run.kernel_frame() if all_iterations else iteration_rows(run)
     shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
     return shown[[c for c in KERNEL_COLUMNS if c != "short_name"]]
 

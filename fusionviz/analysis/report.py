@@ -1,17 +1,26 @@
-"""`inspect`'s report of a session or trace, as plain JSON-ready values (the CLI's `--json` contract)."""
+"""`inspect`'s report of a session or trace, as plain JSON-ready values (the CLI's `--json` contract), and the
+sentences that say how a trace was read (what an iteration is, what was left out, what could not be read)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.records.session import ModeRun, Session
+import pandas as pd
+
+from fusionviz.analysis.kernel_tables import iteration_kernels, iteration_memory_ops
+from fusionviz.records.kernels import MEMORY_CLASS
+from fusionviz.records.session import ModeRun, Session, TraceSummary
 
 
 def inspect_report(session: Session, name: str) -> dict[str, Any]:
-    """`{"source", "runs": [{"label", "device", "iterations", "kernels_per_iteration",
-    "gpu_busy_fraction", "kernels": [{"name", "class", "duration_us", "fused_ops"}]}]}`;
-    `kernels` lists one iteration's kernels (the representative one) in launch order."""
+    """`{"source", "runs": [{"label", "device", "iterations", "iterations_from", "kernels_per_iteration",
+    "memory_ops_per_iteration", "steps", "excluded_kernels", "gpu_busy_fraction", "notes",
+    "kernels": [{"name", "class", "duration_us", "fused_ops"}], "memory_ops": [same shape]}]}`.
+
+    `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
+    Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
+    kernels launched outside every iteration; `iterations_from` is "steps", "trace" (no steps: the whole
+    trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`)."""
     env = session.environment
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
@@ -26,12 +35,65 @@ def inspect_report(session: Session, name: str) -> dict[str, Any]:
 def _run_report(run: ModeRun, device: str, device_kind: str) -> dict[str, Any]:
     summary = run.summary
     if summary is None:
-        return {"label": run.mode, "device": device, "iterations": 0, "kernels_per_iteration": 0.0,
-                "gpu_busy_fraction": None, "kernels": []}
+        return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
+                "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
+                "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": []}
     return {
         "label": run.mode, "device": device, "iterations": summary.iterations,
+        "iterations_from": summary.iterations_from,
         "kernels_per_iteration": float(summary.kernels_per_iteration),
+        "memory_ops_per_iteration": float(summary.memory_ops_per_iteration),
+        "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
         "gpu_busy_fraction": summary.busy_fraction if device_kind == "cuda" else None,
-        "kernels": [{"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us),
-                     "fused_ops": list(r.fused_ops)} for r in iteration_kernels(run).itertuples()],
+        "notes": trace_notes(summary),
+        "kernels": _rows(iteration_kernels(run)), "memory_ops": _rows(iteration_memory_ops(run)),
     }
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us), "fused_ops": list(r.fused_ops)}
+            for r in frame.itertuples()]
+
+
+def kernels_per_step(run: ModeRun) -> list[int]:
+    """Kernels of each profiled iteration, in order (memory operations are not kernels)."""
+    if run.summary is None:
+        return []
+    frame = run.kernel_frame()
+    kernels = frame[frame.kernel_class != MEMORY_CLASS]
+    return [int((kernels.iteration == i).sum()) for i in range(run.summary.iterations)]
+
+
+def per_iteration(summary: TraceSummary) -> str:
+    """How a figure per iteration reads: "per iteration", "per call", or "in the whole trace"."""
+    return {"steps": "per iteration", "calls": "per call", "trace": "in the whole trace"}[summary.iterations_from]
+
+
+def trace_notes(summary: TraceSummary) -> list[str]:
+    """Sentences on how a trace was read: the window (whole trace, calls), device events left out of every
+    iteration, events placed by time, and device work fusionviz does not read."""
+    notes = []
+    if summary.iterations_from == "trace":
+        calls = (f" It holds {summary.region_calls} top-level calls of one compiled region, and each can be "
+                 "taken as an iteration instead." if summary.region_calls > 1 else "")
+        notes.append("The trace has no ProfilerStep, so it is read as one window: its figures are for the whole "
+                     f"trace, not per iteration.{calls}")
+    elif summary.iterations_from == "calls":
+        notes.append(f"Each of the {summary.iterations} top-level calls of the compiled region is taken as an "
+                     "iteration (the trace has no ProfilerStep).")
+    left_out = [(n, word) for n, word in ((summary.excluded_kernels, "kernel"),
+                                          (summary.excluded_memory_ops, "memory operation")) if n]
+    if left_out:
+        what = " and ".join(f"{n:,} {word}{'' if n == 1 else 's'}" for n, word in left_out)
+        where = {"steps": "outside the profiled steps", "calls": "outside the compiled-region calls",
+                 "trace": "before the trace began (their launches are not in it)"}[summary.iterations_from]
+        verb = "is" if sum(n for n, _ in left_out) == 1 else "are"
+        notes.append(f"{what} launched {where} {verb} left out of every per-iteration figure.")
+    if summary.placed_by_time:
+        notes.append("The trace does not link device events to the calls that launched them (no correlation "
+                     "data): they are placed in iterations by their own start times, so one that ran late may "
+                     "land in the next iteration.")
+    if summary.device_note:
+        notes.append(summary.device_note)
+    return notes
+

@@ -13,9 +13,12 @@ CLASS_COLOURS: dict[str, str] = {
     "triton_pointwise": "#F58518",
     "triton_reduction": "#E45756",
     "triton_template": "#B279A2",
+    "triton": "#FF9DA6",
     "cpp_fused": "#54A24B",
     "aten": "#9D755D",
     "copy": "#BAB0AC",
+    "communication": "#D67195",
+    "memory": "#17BECF",
     "other": "#EECA3B",
 }
 CPU_COLOURS: dict[str, str] = {"op": "#8F8F8F", "launch": "#3A3A3A", "graph_call": "#2F5D8A"}

@@ -3,6 +3,7 @@ shaded and graph breaks marked, on one µs axis shared by all modes."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -20,8 +21,7 @@ from fusionviz.charts.style import (
 )
 from fusionviz.records.kernels import KERNEL_CLASSES
 from fusionviz.records.session import Session
-
-COMPILED_REGION = "Torch-Compiled Region"
+from fusionviz.records.trace import COMPILED_REGION, compiled_frame
 
 TIMELINE_COLUMNS: dict[str, str] = {
     "mode": "the mode (lane) the bar belongs to",
@@ -31,8 +31,9 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "iteration": "profiled iteration",
     "name": "full name",
     "kind": "kernel class on the kernel lane; CPU op category otherwise",
-    "start_us": "start in µs on the shared axis",
+    "start_us": "start in µs on the shared axis (iterations laid end to end when all are drawn)",
     "dur_us": "duration in µs",
+    "at_us": "start in µs from its iteration's start, as in the kernel table: what hovers show",
     "grid": "launch grid",
     "block": "thread block",
     "input_shapes": "input shapes of the launching op",
@@ -78,7 +79,7 @@ def timeline_bars(session: Session, all_iterations: bool = False) -> pd.DataFram
         frames.append(pd.DataFrame({
             "mode": run.mode, "lane": "kernel", "y": y0 + _KERNEL_Y, "row": k.index,
             "iteration": k.iteration, "name": k.name, "kind": k.kernel_class,
-            "start_us": k.start_us + k.iteration.map(offsets), "dur_us": k.dur_us,
+            "start_us": k.start_us + k.iteration.map(offsets), "dur_us": k.dur_us, "at_us": k.start_us,
             "grid": k.grid, "block": k.block, "input_shapes": k.input_shapes,
             "fused_ops": k.fused_ops.map(lambda ops: ", ".join(ops)),
         }))
@@ -89,7 +90,7 @@ def timeline_bars(session: Session, all_iterations: bool = False) -> pd.DataFram
         frames.append(pd.DataFrame({
             "mode": run.mode, "lane": lane, "y": y, "row": c.index, "iteration": c.iteration, "name": c.name,
             "kind": c.category, "start_us": c.start_us + c.iteration.map(offsets), "dur_us": c.dur_us,
-            "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
+            "at_us": c.start_us, "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
         }))
     if not frames:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
@@ -97,32 +98,64 @@ def timeline_bars(session: Session, all_iterations: bool = False) -> pd.DataFram
 
 
 def break_markers(session: Session, bars: pd.DataFrame) -> pd.DataFrame:
-    """Graph-break markers: the end of every compiled region that another region follows in the same
-    iteration, with the break's reason where Dynamo reported one (breaks are listed in program order)."""
+    """Graph-break markers. A break is a change of compiled frame within one top-level call of a compiled
+    region (`Torch-Compiled Region: 0/0`, then `1/0`: Dynamo resumed in a new frame after the break), marked
+    where the graph call before it ended (eager code runs from there), with the break's reason where Dynamo
+    reported one (breaks are listed in program order). Calls of one region that follow one another, and
+    recompiles of a frame, are no break."""
     rows = []
     for run in drawable_runs(session):
-        regions = bars[(bars["mode"] == run.mode) & (bars.lane == "region")].sort_values("start_us")
-        for _, group in regions.groupby("iteration"):
-            for i, (_, region) in enumerate(group.iloc[:-1].iterrows()):
+        mine = bars[bars["mode"] == run.mode]
+        regions = mine[mine.lane == "region"]
+        graph_calls = mine[mine.lane == "graph_call"]
+        for call in _top_level_calls(regions.sort_values("start_us", kind="stable")):
+            changes = [r for (a, _), (b, r) in pairwise(call) if compiled_frame(b) != compiled_frame(a)]
+            for i, region in enumerate(changes):
                 brk = run.graph_breaks[i] if i < len(run.graph_breaks) else None
                 rows.append({"mode": run.mode, "y": region.y - _REGION_W / 2,
-                             "x_us": region.start_us + region.dur_us,
-                             "reason": brk.reason if brk else "the compiled region ends here; eager code follows",
+                             "x_us": _break_x(graph_calls, call[0][1], region),
+                             "reason": brk.reason if brk else "the compiled graph ends here; eager code runs, "
+                                                              "then a new compiled frame resumes",
                              "where": brk.user_frame if brk else ""})
     return pd.DataFrame(rows, columns=["mode", "y", "x_us", "reason", "where"])
 
+
+def _top_level_calls(regions: pd.DataFrame) -> list[list[tuple[str, Any]]]:
+    """Compiled-region bars grouped by top-level call: (name, row) of each region, in start order; a region
+    that starts inside a call (a frame resumed after a break runs inside the frame that broke) joins it."""
+    calls: list[list[tuple[str, Any]]] = []
+    end = float("-inf")
+    for region in regions.itertuples():
+        if region.start_us >= end:
+            calls.append([])
+            end = region.start_us + region.dur_us
+        calls[-1].append((str(region.name), region))
+    return calls
+
+
+def _break_x(graph_calls: pd.DataFrame, outer: Any, region: Any) -> float:
+    """Where eager code took over before `region`: the end of the last graph call of the same top-level call
+    that ended before it; the region's start where there is none."""
+    ends = graph_calls.start_us + graph_calls.dur_us
+    before = ends[(graph_calls.start_us >= outer.start_us) & (ends <= region.start_us)]
+    return float(before.max()) if len(before) else float(region.start_us)
+
+
+# customdata: [0:2] = (mode, row), the app maps a clicked bar back to its kernel through these; [8:11] = the
+# true duration, start within the iteration, and iteration (a horizontal bar's %{x} is where it ends).
+_CUSTOM = ["mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind", "dur_us", "at_us", "iteration"]
 _KERNEL_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · %{customdata[7]}<br>"
-                 "duration %{x:.1f} µs, start %{base:.1f} µs<br>grid %{customdata[3]}  block %{customdata[4]}"
-                 "<br>inputs %{customdata[5]}<br>fused ops: %{customdata[6]}<extra></extra>")
+                 "duration %{customdata[8]:.1f} µs, start %{customdata[9]:.1f} µs in iteration %{customdata[10]}"
+                 "<br>grid %{customdata[3]}  block %{customdata[4]}<br>inputs %{customdata[5]}"
+                 "<br>fused ops: %{customdata[6]}<extra></extra>")
 _CPU_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · CPU %{customdata[7]}<br>"
-              "duration %{x:.1f} µs, start %{base:.1f} µs<extra></extra>")
+              "duration %{customdata[8]:.1f} µs, start %{customdata[9]:.1f} µs in iteration %{customdata[10]}"
+              "<extra></extra>")
 
 
 def _bar(rows: pd.DataFrame, name: str, colour: str, width: float, hover: str, *, legend: bool = True,
          line: str | None = None) -> go.Bar:
-    # customdata[0:2] = (mode, row): the app maps a clicked bar back to its kernel through these.
-    custom = rows[["mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind"]].to_numpy(
-        dtype=object)
+    custom = rows[_CUSTOM].to_numpy(dtype=object)
     return go.Bar(
         base=rows.start_us.to_numpy(), x=rows.dur_us.to_numpy(), y=rows.y.to_numpy(), orientation="h",
         width=width, name=name, marker={"color": colour, "line": {"width": 0.6 if line else 0, "color": line}},

@@ -4,39 +4,60 @@ Session, so that both draw with the same views. No torch: opening a file costs r
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
-from fusionviz.records.trace import parse_trace
+from fusionviz.records.trace import IterationChoice, ParsedTrace, parse_trace
 
 
-def session_from_trace(parsed_data: Any, label: str) -> Session:
+def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice = "steps") -> Session:
     """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
-    with the same timeline, table and statistics as a fusionviz run. Raises TraceError."""
-    parsed = parse_trace(parsed_data)
-    run = ModeRun(
-        mode=label, summary=parsed.summary,
-        kernels=parsed.kernels.to_dict("records"), cpu_ops=parsed.cpu_ops.to_dict("records"),
-    )
+    with the same timeline, table and statistics as a fusionviz run. `iterations` as in `parse_trace`.
+    Raises TraceError (not a trace) or ConfigError (`iterations` does not apply)."""
+    parsed = parse_trace(parsed_data, iterations)
+    run = ModeRun(mode=label)
+    _keep(run, parsed)
     environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)
     return Session(config=RunConfig(model=label, device="cpu"), environment=environment, runs=[run],
                    source="trace", label=label)
 
 
-def open_file(raw: bytes, name: str) -> Session:
-    """A session file or a Chrome trace, as a Session. Raises SessionFileError."""
+def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
+    """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Raises
+    SessionFileError, and ConfigError when `iterations` does not apply to the trace."""
     data = read_json_bytes(raw, name)
     if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
         session = Session.from_dict(data)
         session.source = "recorded"
         session.label = session.label or name
+        for run in session.runs:
+            _reread(run, name)
         return session
     try:
-        return session_from_trace(data, trace_label(name))
+        return session_from_trace(data, trace_label(name), iterations)
     except TraceError as exc:
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
+
+
+def _reread(run: ModeRun, name: str) -> None:
+    """Read a run's kept Chrome trace again with this version's reader: the kernel tables and per-iteration
+    figures are derived from it, so a session recorded before a change in counting shows today's figures."""
+    trace = run.chrome_trace()
+    if trace is None:
+        return
+    try:
+        _keep(run, parse_trace(json.loads(trace)))
+    except (TraceError, ValueError, OSError) as exc:
+        raise SessionFileError(f"{name}: the profiler trace kept for {run.mode} is damaged: {exc}") from exc
+
+
+def _keep(run: ModeRun, parsed: ParsedTrace) -> None:
+    run.kernels = parsed.kernels.to_dict("records")
+    run.cpu_ops = parsed.cpu_ops.to_dict("records")
+    run.summary = parsed.summary
 
 
 def trace_label(name: str) -> str:

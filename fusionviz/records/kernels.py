@@ -15,7 +15,8 @@ import pandas as pd
 
 from fusionviz.errors import SessionFileError
 
-# The kernel table: one row per kernel per profiled iteration.
+# The kernel table: one row per device event per profiled iteration: each kernel, and each memory operation
+# (Memcpy/Memset, `kernel_class` "memory", counted apart from kernels); on the CPU, each top-level compute call.
 KERNEL_COLUMNS: dict[str, str] = {
     "iteration": "profiled iteration, 0-based in launch order",
     "name": "kernel name as the profiler reports it (CPU: the op or fused kernel, graph prefix removed)",
@@ -23,7 +24,7 @@ KERNEL_COLUMNS: dict[str, str] = {
     "kernel_class": "one of KERNEL_CLASSES",
     "start_us": "start in µs from the iteration's start (the ProfilerStep's CPU start)",
     "dur_us": "duration in µs",
-    "stream": "CUDA stream id; -1 on the CPU",
+    "stream": "CUDA stream id (0 is the default stream); -1 on the CPU",
     "grid": "launch grid as 'x,y,z'; '' where unknown",
     "block": "thread block as 'x,y,z'; '' where unknown",
     "launch_op": "the CPU op that launched it (profiler correlation / External id); the op itself on the CPU",
@@ -48,45 +49,60 @@ KERNEL_CLASSES: tuple[str, ...] = (
     "triton_pointwise",
     "triton_reduction",
     "triton_template",
+    "triton",
     "cpp_fused",
     "aten",
     "copy",
+    "communication",
+    "memory",
     "other",
 )
+MEMORY_CLASS = "memory"  # Memcpy/Memset device operations: shown, but not counted as kernels
 
 CLASS_DESCRIPTIONS: dict[str, str] = {
-    "gemm": "matrix multiply or convolution from a library (cuBLAS, cuBLASLt, CUTLASS, cuDNN, oneDNN/MKL, extern mm)",
+    "gemm": "matrix multiply or convolution from a library (cuBLAS, cuBLASLt/nvjet, CUTLASS, cuDNN convolutions, "
+            "ROCm Tensile, oneDNN/MKL, extern mm)",
     "triton_pointwise": "Inductor-generated Triton elementwise kernel (triton_poi_*)",
     "triton_reduction": "Inductor-generated Triton reduction (triton_red_*, persistent triton_per_*)",
     "triton_template": "Triton GEMM template with its epilogue fused in (triton_tem_*, max-autotune)",
+    "triton": "Triton kernel whose name does not say its kind (torch 2.0-era triton__0d1d2d…, combo triton_for_*)",
     "cpp_fused": "Inductor-generated C++ kernel on the CPU (cpp_fused_*)",
-    "aten": "another native PyTorch kernel (eager elementwise, norm, softmax...)",
-    "copy": "memory copy or fill: memcpy, memset, copy kernels, CUDA-graph input copies",
-    "other": "anything else",
+    "aten": "another eager kernel: ATen's own (elementwise, norm, softmax...) or a library's norm (cuDNN batch norm)",
+    "copy": "copy or fill kernel: copy kernels, fills, layout conversions (NCHW↔NHWC), CUDA-graph input copies",
+    "communication": "collective or point-to-point communication between devices (NCCL, RCCL)",
+    "memory": "Memcpy/Memset device operation (not a kernel: counted apart, as Nsight, HTA and TensorBoard do)",
+    "other": "anything else (embedding lookups from fbgemm, sorts, custom kernels...)",
 }
 
-# Ordered rules: the first pattern that matches a kernel's name decides its class.
+# Ordered rules on a kernel's own name (`_callee`: no `void `, no parameter list): the first match decides.
+# Words are told apart by letters, not by `\b`, since kernel names join words with `_` and digits.
 _CLASS_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("triton_template", re.compile(r"^triton_tem_")),
     ("triton_pointwise", re.compile(r"^triton_poi_")),
     ("triton_reduction", re.compile(r"^triton_(red|per)_")),
+    ("triton", re.compile(r"^triton_")),
     ("cpp_fused", re.compile(r"(^|_)cpp_fused_")),
-    ("copy", re.compile(r"(?i)memcpy|memset|copy_kernel|CatArrayBatchedCopy|^Memcpy|^Memset|fill_kernel")),
-    (
-        "gemm",
-        re.compile(
-            r"(?i)gemm|gemv|cublas|cutlass|nvjet|xmma|splitKreduce|dot_kernel|sm\d+_.*(?:fprop|dgrad|wgrad)"
-            r"|implicit_convolve|conv2d|winograd|cudnn|^aten::(?:addmm|mm|bmm|baddbmm|linear|matmul|_addmm_activation"
-            r"|convolution|_convolution|mkldnn_convolution|conv\w*|_mkl_linear|mkldnn_\w*linear\w*)$"
-            r"|^mkldnn::|^mkl::"
-        ),
-    ),
+    ("communication", re.compile(r"^(?:nccl|rccl|msccl)")),
+    ("copy", re.compile(r"(?i)memcpy|memset|copy_?kernel|CatArrayBatchedCopy|fill_kernel|FillFunctor"
+                        r"|nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|convertTensor_kernel|rocclr_(?:copy|fill)")),
+    # BLAS: gemm/gemv with an optional precision letter after a non-letter (sgemm, s1688gemm, gemv2T), so
+    # fbgemm is not one; cuBLAS/cuBLASLt, CUTLASS, nvjet, xmma and their split-K reductions.
+    ("gemm", re.compile(r"(?i)(?<![a-z])[sdhczi]?gem[mv]|cublas|cutlass|nvjet|xmma|splitKreduce"
+                        r"|(?<![a-z])dot_kernel")),
+    # Convolutions: passes (fprop, dgrad, wgrad), cuDNN's engines named by precision (scudnn, s884cudnn),
+    # implicit GEMM, Winograd and FFT convolutions, and ATen's own.
+    ("gemm", re.compile(r"(?i)(?<![a-z])(?:fprop|dgrad|wgrad)|(?<![a-z])conv(?:olve|olution|\dd)?(?![a-z])"
+                        r"|winograd|(?<![a-z])[a-z]\d*cudnn_|(?<![a-z])fft2d_[rc]2[rc]")),
+    ("gemm", re.compile(r"(?:^|_)C[a-z]{3}_A[a-z]{3}_B[a-z]{3}_")),  # ROCm Tensile / hipBLASLt: Cijk_Ailk_Bljk_…
+    ("gemm", re.compile(r"^aten::(?:addmm|mm|bmm|baddbmm|linear|matmul|_addmm_activation|convolution|_convolution"
+                        r"|mkldnn_convolution|conv\w*|_mkl_linear|mkldnn_\w*linear\w*)$|^mkldnn::|^mkl::")),
     ("copy", re.compile(r"^aten::(?:copy_|clone|_to_copy|fill_|zero_|cat)$")),
-    ("aten", re.compile(r"at::native|^aten::|^void at::|cunn_|elementwise_kernel|reduce_kernel|layer_norm|softmax")),
+    ("aten", re.compile(r"^at::|at::native|^aten::|cunn_|elementwise_kernel|reduce_kernel|layer_norm|softmax"
+                        r"|(?<![a-z])bn_(?:fw|bw)|batchnorm|batch_norm")),
 )
 
 # CUDA-graph input copies and other copy kernels that carry a generic name: decided by their launching op.
-_COPY_LAUNCH_OPS = re.compile(r"copy|_foreach_copy|clone|_to_copy")
+_COPY_LAUNCH_OPS = re.compile(r"^aten::(?:copy_|_foreach_copy_?|clone|_to_copy)$")
 
 # Ops that are not kernels on the CPU themselves (metadata, views, allocation, no-op wrappers); the reader
 # still looks inside them, since `aten::to` or `aten::contiguous` may call a real copy.
@@ -103,16 +119,34 @@ CPU_VIEW_OPS: frozenset[str] = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def classify(name: str, launch_op: str = "", category: str = "kernel") -> str:
-    """The kernel class of a kernel (GPU) or top-level compute call (CPU)."""
+    """The kernel class of a device event (GPU) or top-level compute call (CPU). Cached: a real trace holds
+    thousands of kernels but a few hundred distinct (name, launching op, category) triples."""
     if category in ("gpu_memcpy", "gpu_memset"):
-        return "copy"
-    if launch_op and _COPY_LAUNCH_OPS.search(launch_op) and not name.startswith("triton_"):
+        return MEMORY_CLASS
+    callee = _callee(name)
+    if _COPY_LAUNCH_OPS.match(launch_op) and not callee.startswith(("triton_", "nccl", "rccl")):
         return "copy"
     for kernel_class, pattern in _CLASS_RULES:
-        if pattern.search(name):
+        if pattern.search(callee):
             return kernel_class
     return "other"
+
+
+def _callee(name: str) -> str:
+    """A kernel's own name with its template arguments: `void ` and the parameter list dropped, so that
+    argument types (`cudnnTensorStruct`, `fbgemm_gpu::FixedDivisor`) say nothing of what it does."""
+    text = name.replace("(anonymous namespace)", "anonymous").removeprefix("void ")
+    depth = 0
+    for i, char in enumerate(text):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+        elif char == "(" and depth <= 0:
+            return text[:i].rstrip()
+    return text
 
 
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
@@ -125,6 +159,7 @@ def normalise_name(name: str) -> str:
     return _GRAPH_PREFIX.sub("", name)
 
 
+@lru_cache(maxsize=1 << 16)
 def short_name(name: str) -> str:
     """A readable name: Inductor names as they are; C++ library names without namespaces and arguments."""
     if name.startswith(("triton_", "cpp_")) or name.startswith("aten::"):

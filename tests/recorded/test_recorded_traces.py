@@ -86,3 +86,31 @@ def test_inspect_refuses_other_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     path.write_text('{"hello": 1}')
     assert main(["inspect", str(path)]) == 2
     assert "neither a fusionviz session nor a torch.profiler trace" in capsys.readouterr().err
+
+
+SESSIONS = Path(__file__).parents[2] / "sessions"
+
+
+def test_a_recorded_session_is_read_again_with_memory_operations_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    # Recorded counting each iteration's three `Memset (Device)` (cuBLAS and cuDNN-attention workspaces) as
+    # kernels: 13, 12 and 13. Opening the file reads the kept traces again: they are memory operations.
+    assert main(["inspect", str(SESSIONS / "6_h200_transformer_block_bfloat16.json.gz"), "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["kernels_per_iteration"], r["memory_ops_per_iteration"]) for r in runs] == [
+        (13 - 3, 3), (12 - 3, 3), (13 - 3, 3)]
+    assert [len(r["kernels"]) for r in runs] == [10, 9, 10] and all(len(r["memory_ops"]) == 3 for r in runs)
+    assert all(r["steps"] == [len(r["kernels"])] * 3 and r["excluded_kernels"] == 0 for r in runs)
+
+
+def test_a_real_graph_break_is_marked_once_per_iteration() -> None:
+    from fusionviz.charts.timeline import break_markers, timeline_bars
+    from fusionviz.records.files import open_file
+
+    path = SESSIONS / "7_h200_graph_break_float32.json.gz"
+    session = open_file(path.read_bytes(), path.name)
+    default = session.run("default")
+    assert default is not None and len(default.graph_breaks) == 1
+    markers = break_markers(session, timeline_bars(session, all_iterations=True))
+    # `Torch-Compiled Region: 1/0` runs inside `0/0` in each of the three steps; eager has no region.
+    assert list(markers["mode"]) == ["default"] * 3
+    assert set(markers.reason) == {default.graph_breaks[0].reason}

@@ -24,7 +24,7 @@ COMPILED = run("default", [k("gemm", 0, 10, ops=("mm",), op_id=7, kernel_class="
                            k("triton_per_fused_gelu_native_layer_norm_0", 12, 6, ops=("gelu", "native_layer_norm")),
                            k("triton_poi_fused_new_0", 20, 2, ops=("sin",))],
                compile_s=1.0,
-               cpu_ops=[cpu("Torch-Compiled Region: 0/0", "region", 0, 10),
+               cpu_ops=[cpu("Torch-Compiled Region: 0/0", "region", 0, 30),  # frame 1 resumes inside frame 0
                         cpu("## Call CompiledFxGraph ab ##", "region", 1, 8),
                         cpu("Torch-Compiled Region: 1/0", "region", 15, 10)],
                graphs=2)
@@ -47,11 +47,12 @@ def test_all_iterations_lay_iterations_end_to_end() -> None:
     assert list(kernels.start_us) == [0, 12, 20, 25 + 100, 25 + 112, 25 + 120]
 
 
-def test_graph_breaks_mark_the_end_of_each_region_followed_by_another() -> None:
+def test_graph_breaks_mark_a_change_of_compiled_frame_within_a_call() -> None:
     broken = dataclasses.replace(COMPILED, graph_breaks=[GraphBreak("Tensor.item", "model.py:3 in forward: x.item()")])
     s = session(EAGER, broken)
     markers = break_markers(s, timeline_bars(s))
-    assert list(markers.x_us) == [10] and list(markers.reason) == ["Tensor.item"]
+    # at the end of the graph call before frame 1 resumed: eager code ran from there
+    assert list(markers.x_us) == [1 + 8] and list(markers.reason) == ["Tensor.item"]
 
 
 def test_timeline_figure_colours_by_class_and_clicks_map_back() -> None:
