@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     _add_config_flags(run)
     run.add_argument("--modes", default="eager,default", help="comma-separated: eager,default,reduce-overhead,...")
     run.add_argument("--cold-compile", action="store_true", help="compile in a fresh process with an empty cache")
+    run.add_argument("--naive-calls", type=int, default=0,
+                     help="also run the naive snippet (no warm-up, wall clock) with this many calls, for the "
+                          "methodology view")
 
     inspect = sub.add_parser("inspect", help="summarise a session file or a torch.profiler Chrome trace")
     inspect.add_argument("file")
@@ -40,12 +43,23 @@ def main(argv: list[str] | None = None) -> int:
     sweep.add_argument("--cold-caches", action="store_true",
                        help="each strategy in a fresh process with an empty Inductor cache (compile times cold)")
 
+    grid = sub.add_parser("grid", help="a crossover grid: eager against one compiled mode over hidden dim × batch, "
+                                       "spread over every visible GPU (one worker set per GPU)")
+    _add_config_flags(grid, sizes=False)
+    grid.add_argument("--mode", default="default", help="the compiled mode compared with eager")
+    grid.add_argument("--dims", required=True, help="comma-separated hidden dims")
+    grid.add_argument("--batches", required=True, help="comma-separated batch sizes")
+    grid.add_argument("--devices", default=None, help="comma-separated devices (default: every visible GPU, "
+                                                       "else the CPU)")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "models":
             return _models(args.json)
         if args.command == "run":
             return _run(args)
+        if args.command == "grid":
+            return _grid(args)
         if args.command == "inspect":
             return _inspect(Path(args.file), args.json)
         return _sweep(args)
@@ -57,10 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _add_config_flags(p: argparse.ArgumentParser) -> None:
+def _add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True) -> None:
     p.add_argument("--model", required=True, help="a zoo model (see `models`) or package.module:factory")
-    p.add_argument("--dim", type=int, required=True)
-    p.add_argument("--batch", type=int, required=True)
+    if sizes:
+        p.add_argument("--dim", type=int, required=True)
+        p.add_argument("--batch", type=int, required=True)
     p.add_argument("--seq", type=int, default=None, help="sequence length / image side, for models that have one")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--device", default=None, help="cuda:N or cpu (default: the first GPU, else the CPU)")
@@ -76,10 +91,12 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="session file to write (.json or .json.gz)")
 
 
-def _config(args: argparse.Namespace, modes: tuple[str, ...]) -> RunConfig:
+def _config(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | None = None,
+            batch: int | None = None) -> RunConfig:
+    """The configuration the flags describe; a grid gives its first dim and batch (its cells set their own)."""
     info = CATALOG.get(args.model)
     seq = args.seq if args.seq is not None else (info.default_seq if info else None)
-    return RunConfig(model=args.model, dim=args.dim, batch=args.batch, seq=seq, dtype=args.dtype,
+    return RunConfig(model=args.model, dim=dim or args.dim, batch=batch or args.batch, seq=seq, dtype=args.dtype,
                      device=args.device or default_device(), pass_=args.pass_, modes=modes,
                      dynamic=parse_dynamic(args.dynamic), rounds=args.rounds, processes=args.processes,
                      threads=args.threads, timeout_s=args.timeout,
@@ -132,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
     config = _config(args, parse_modes(args.modes))
     for warning in warnings_for(config):
         print(f"note: {warning}", file=sys.stderr)
-    session = run_session(config, _Ticker())
+    session = run_session(config, _Ticker(), naive_calls=args.naive_calls)
     path = session.save(args.out)
     table = summary_table(session)
     shown = ["mode", "median_ms", "p10_ms", "p90_ms", "speedup", "speedup_low", "speedup_high", "verdict",
@@ -179,6 +196,25 @@ def _inspect(path: Path, as_json: bool) -> int:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from fusionviz.analysis.grid import grid_table
+    from fusionviz.measure.client import run_grid
+    from fusionviz.errors import ConfigError
+    from fusionviz.records.config import parse_sizes
+
+    dims, batches = parse_sizes(args.dims), parse_sizes(args.batches)
+    if not dims or not batches:
+        raise ConfigError("--dims and --batches each need at least one size")
+    config = _config(args, ("eager", *parse_modes(args.mode)), dim=dims[0] if dims else None,
+                     batch=batches[0] if batches else None)
+    devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
+    session = run_grid(config, dims, batches, _Ticker(), devices=devices)
+    path = session.save(args.out)
+    print(grid_table(session).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(f"session written to {path}")
+    return 0 if any(c.error is None for c in session.grid.cells) else 1  # type: ignore[union-attr]
 
 
 def _sweep(args: argparse.Namespace) -> int:

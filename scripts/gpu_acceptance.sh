@@ -12,7 +12,7 @@ mkdir -p "$OUT/acc"
 for i in ${RUNS:-1 2 3}; do
   for cfg in "mlp float32" "linear_ln_gelu bfloat16"; do
     set -- $cfg
-    python3 -m fusionviz run --model "$1" --dim 512 --batch 256 --dtype "$2" --device cuda:0 --modes "$modes" \
+    python3 -m fusionviz run --model "$1" --dim 512 --batch 256 --dtype "$2" --device cuda:0 --modes "$modes" --naive-calls 200 \
       --out "$OUT/acc/run${i}_$1_$2.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/acc/log.txt"
     taskset -c "$core" python3 benchmarks/check_latency.py --model "$1" --dim 512 --batch 256 --dtype "$2" \
       --modes "$modes" 2>/dev/null | sed "s/}\$/, \"process\": $i}/" | tee -a "$OUT/acc/check.jsonl"

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from typing import Any
 
-from fusionviz.errors import ConfigError, WorkerError
+from fusionviz.errors import ConfigError, FusionvizError, WorkerError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
@@ -37,6 +39,8 @@ from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
 from fusionviz.records.session import (
     Environment,
+    Grid,
+    GridCell,
     ModeRun,
     NaiveResult,
     Session,
@@ -47,11 +51,22 @@ from fusionviz.records.session import (
 )
 
 
+def timing_core(device: str) -> int:
+    """The core a GPU's timing workers run on: the last cores, one per GPU (cuda:0 the last), so that grids
+    timing on several GPUs at once do not share one."""
+    allowed = sorted(os.sched_getaffinity(0))
+    index = int(device.split(":")[1]) if ":" in device else 0
+    return allowed[-1 - index % len(allowed)]
+
+
 @contextlib.contextmanager
-def _timing_workers(count: int, cache_dir: str | None) -> Iterator[list[Worker]]:
+def _timing_workers(count: int, cache_dir: str | None, core: int | None) -> Iterator[list[Worker]]:
     """`count` fresh workers, started at once so that their torch imports overlap the capture; they share
-    the capture's Inductor cache, so their compiles are cache hits."""
-    workers = [Worker(cache_dir=cache_dir) for _ in range(count)]
+    the capture's Inductor cache, so their compiles are cache hits. With a `core` (GPU runs) each runs on
+    that core from its start, so its memory is allocated local to it: pinned only while timing, processes'
+    medians still differed by up to 1.6x on the H200 machine, while a script pinned from its start agreed
+    with the fastest of them."""
+    workers = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) for _ in range(count)]
     try:
         for w in workers:
             w.start()
@@ -93,16 +108,20 @@ def list_devices(worker: Worker, timeout_s: float = 120.0) -> list[Device]:
     return reply.devices
 
 
-def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None) -> Session:
+def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None,
+                naive_calls: int = 0) -> Session:
     """Capture every mode of `config` in a worker, time the modes that ran in fresh workers, and return the
-    session. Raises ConfigError before any work when the configuration cannot run; errors of single modes
-    are kept in their ModeRun, errors of a timing process in its TimingProcess."""
+    session; with `naive_calls`, also the naive snippet's measurement of the first compiled mode, so that
+    the methodology view can be shown from the session alone. Raises ConfigError before any work when the
+    configuration cannot run; errors of single modes are kept in their ModeRun, errors of a timing process
+    in its TimingProcess."""
     config = validate(config, known_models=set(CATALOG))
     load_before = machine_load()
     environment: Environment | None = None
     runs: list[ModeRun] = []
     with _worker_for(worker, cold=config.cold_compile) as chosen, \
-            _timing_workers(config.processes, chosen.cache_dir) as timers:
+            _timing_workers(config.processes, chosen.cache_dir,
+                            timing_core(config.device) if config.is_cuda else None) as timers:
         for mode in config.modes:
             reason = not_applicable_reason(config, mode)
             if reason:
@@ -116,11 +135,17 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             environment = environment or reply.environment
             runs.append(reply.run)
         ran = tuple(r.mode for r in runs if r.ok)
+        compiled = [m for m in ran if m != "eager"]
+        naive = None
+        if naive_calls and compiled:
+            reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
+                                           config.timeout_s)
+            naive = reply_naive.naive
         processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers)] if ran else []
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),
-                   runs=runs, timing=timing, source="live")
+                   runs=runs, timing=timing, naive=naive, source="live")
 
 
 def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,
@@ -162,3 +187,50 @@ def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progre
         else:
             sweep.strategies += reply.sweep.strategies
     return Session(config=config, environment=environment or Environment(), runs=[], sweep=sweep, source="live")
+
+
+def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: Progress | None = None,
+             devices: list[str] | None = None) -> Session:
+    """`config` at every dim × batch, the cells spread over `devices` (default: every visible GPU, else the
+    CPU), one worker set per device running its cells one after another. A cell that cannot run keeps its
+    error; the grid goes on."""
+    if not dims or not batches:
+        raise ConfigError("a grid needs at least one dim and one batch")
+    base = validate(config, known_models=set(CATALOG))
+    cells = [(dim, batch) for batch in batches for dim in dims]
+    if devices is None:
+        with Worker() as probe:
+            gpus = [d.device for d in list_devices(probe) if d.device.startswith("cuda")]
+        devices = gpus or ["cpu"]
+    for dim, batch in cells:  # refuse a bad size before any work starts
+        validate(dataclasses.replace(base, dim=dim, batch=batch), known_models=set(CATALOG))
+    queues: dict[str, list[tuple[int, int]]] = {d: cells[i::len(devices)] for i, d in enumerate(devices)}
+    done: dict[tuple[int, int], GridCell] = {}
+    environment: dict[str, Environment] = {}
+    lock = threading.Lock()
+
+    def serve(device: str) -> None:
+        for dim, batch in queues[device]:
+            cell_config = dataclasses.replace(base, dim=dim, batch=batch, device=device)
+
+            def told(stage: str, dim: int = dim, batch: int = batch) -> None:
+                if progress:
+                    with lock:
+                        progress(f"{device} dim {dim} batch {batch}: {stage}")
+            try:
+                cell = run_session(cell_config, told)
+                found = GridCell(dim=dim, batch=batch, device=device, runs=cell.runs, timing=cell.timing)
+                environment.setdefault("env", cell.environment)
+            except FusionvizError as exc:
+                found = GridCell(dim=dim, batch=batch, device=device, error=str(exc))
+            with lock:
+                done[(dim, batch)] = found
+
+    threads = [threading.Thread(target=serve, args=(d,), name=f"grid-{d}") for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    grid = Grid(dims=list(dims), batches=list(batches), cells=[done[c] for c in cells])
+    return Session(config=dataclasses.replace(base, device=devices[0]),
+                   environment=environment.get("env", Environment(device_kind=base.device)), grid=grid, source="live")

@@ -232,22 +232,24 @@ def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.devic
                        rounds: int) -> tuple[dict[str, int], list[dict[str, float]]]:
     """Time every step in `rounds` rounds, one block each per round, so that a slow episode of the machine
     hits every mode alike and a ratio within one round stays put. The order rotates from round to round,
-    so no mode always runs first. Returns the calls per block and each round's ms per call by mode."""
+    so no mode always runs first. One more round runs first and is dropped: on the GPU machine the first
+    block after warm-up ran up to 3x slow. Returns the calls per block and each round's ms per call by mode."""
     calls = {mode: calls_per_block(step, device) for mode, step in steps.items()}
     modes = list(steps)
     timed = []
-    for r in range(rounds):
+    for r in range(rounds + 1):
         order = modes[r % len(modes):] + modes[:r % len(modes)]
         timed.append({mode: time_calls(steps[mode], device, calls[mode]) for mode in order})
-    return calls, [{mode: result[mode] for mode in modes} for result in timed]
+    return calls, [{mode: result[mode] for mode in modes} for result in timed[1:]]
 
 
 @contextlib.contextmanager
 def pinned_to_one_core(device: torch.device) -> Iterator[int | None]:
     """On a GPU, the launching thread on one core for the timing: host-side noise (the thread moving
-    between cores, other work on them) made launch-bound latencies swing 1.5x between processes; pinned,
-    three processes' medians agreed within 4%. On the CPU the compiled kernels use several threads, so
-    nothing is pinned there. Yields the core, or None."""
+    between cores, other work on them) made launch-bound latencies swing 1.5x between processes. The
+    client starts GPU timing workers already pinned (`Worker(cpus=…)`), so their memory is local to that
+    core too; this keeps a worker started otherwise on one core while it times. On the CPU the compiled
+    kernels use several threads, so nothing is pinned there. Yields the core, or None."""
     if device.type != "cuda":
         yield None
         return

@@ -11,6 +11,10 @@ import sys
 import traceback
 from typing import Any
 
+# Pinned before torch loads, so that the process's memory is allocated local to its core (see client).
+if os.environ.get("FUSIONVIZ_CPUS"):
+    os.sched_setaffinity(0, {int(c) for c in os.environ["FUSIONVIZ_CPUS"].split(",")})
+
 import torch
 
 from fusionviz.errors import ConfigError

@@ -34,8 +34,10 @@ from fusionviz.measure.protocol import Job, Progress, encode_job
 class Worker:
     """Client of one worker process. Thread-safe: requests are serialised."""
 
-    def __init__(self, *, cache_dir: str | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, cache_dir: str | None = None, env: dict[str, str] | None = None,
+                 cpus: set[int] | None = None) -> None:
         self._env = dict(env or {})
+        self._cpus = cpus  # the cores the process may run on from its start; None: the caller's
         self.cache_dir = cache_dir  # the Inductor cache it compiles into; None: torch's default
         if cache_dir:
             self._env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
@@ -57,7 +59,8 @@ class Worker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.NamedTemporaryFile(prefix="fusionviz-worker-", suffix=".log", delete=False)  # noqa: SIM115
-        env = {**os.environ, **self._env, "PYTHONUNBUFFERED": "1",
+        pinned = {"FUSIONVIZ_CPUS": ",".join(map(str, sorted(self._cpus)))} if self._cpus else {}
+        env = {**os.environ, **self._env, **pinned, "PYTHONUNBUFFERED": "1",
                # Inductor's C++ kernels show in the profiler only when this is set before they compile.
                "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1"}
         root = str(Path(__file__).resolve().parents[2])

@@ -232,12 +232,36 @@ class Sweep:
 
 
 @dataclass
+class GridCell:
+    """One (dim, batch) point of a crossover grid: its runs and timing, as a session of its own would hold."""
+
+    dim: int
+    batch: int
+    device: str  # the GPU (or CPU) it ran on
+    runs: list[ModeRun] = field(default_factory=list)
+    timing: Timing | None = None
+    error: str | None = None  # the whole cell failed (e.g. refused as too large): why
+
+
+@dataclass
+class Grid:
+    """A crossover grid: the session's configuration at every hidden dim × batch, to see where compiling
+    starts to win."""
+
+    dims: list[int]
+    batches: list[int]
+    cells: list[GridCell] = field(default_factory=list)
+
+
+@dataclass
 class Session:
     config: RunConfig
     environment: Environment
     runs: list[ModeRun] = field(default_factory=list)
     sweep: Sweep | None = None
     timing: Timing | None = None
+    naive: NaiveResult | None = None  # the naive snippet's figures for the first compiled mode, when asked for
+    grid: Grid | None = None
     source: SessionSource = "live"  # "live", "recorded" (a file) or "trace" (a plain profiler trace)
     label: str = ""
     schema_version: int = SCHEMA_VERSION

@@ -7,6 +7,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
+from fusionviz.analysis.grid import cell_session, crossover_sentence, grid_table
 from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, kernel_diff, kernel_stats, pair_summary
 from fusionviz.analysis.methodology import methodology_note, methodology_table
 from fusionviz.analysis.report import inspect_report
@@ -22,8 +23,19 @@ from fusionviz.analysis.sweep import (
 )
 from fusionviz.analysis.timing import TOO_WIDE, Estimate, process_medians, verdict_of
 from fusionviz.analysis.verdict import verdict
-from fusionviz.records.session import Latency, MachineLoad, ModeRun, NaiveResult, StrategyRun, Sweep, SweepCall
-from tests.unit.factories import k, run, session
+from fusionviz.charts.grid import grid_figure
+from fusionviz.records.session import (
+    Grid,
+    GridCell,
+    Latency,
+    MachineLoad,
+    ModeRun,
+    NaiveResult,
+    StrategyRun,
+    Sweep,
+    SweepCall,
+)
+from tests.unit.factories import k, run, session, timing
 
 EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::relu", 20, 5, ops=("relu",), op_id=2),
                       k("aten::add", 40, 5, ops=("add",), op_id=3)])
@@ -197,3 +209,24 @@ def test_sweep_tables() -> None:
         c.fell_back_to_eager = True
     assert recompile_limit_note(s) == ("static hit Dynamo's recompile limit at call 4: it and the 1 calls after it "
                                        "ran in eager, uncompiled.")
+
+
+def test_grid_table_and_sentence() -> None:
+    fast = {"eager": [[0.2] * 3], "default": [[0.1] * 3]}
+    slow = {"eager": [[0.1] * 3], "default": [[0.2] * 3]}
+    cells = [GridCell(dim=d, batch=8, device="cuda:0", runs=[EAGER, FUSED], timing=timing(ms))
+             for d, ms in ((256, slow), (4096, fast))] + [GridCell(dim=8192, batch=8, device="cuda:1", error="too big")]
+    s = session(EAGER, FUSED)
+    s.grid = Grid(dims=[256, 4096, 8192], batches=[8], cells=cells)
+    table = grid_table(s)
+    assert list(table.verdict) == ["slower", "faster", "error"]
+    assert list(table.speedup[:2]) == pytest.approx([0.5, 2.0])
+    # eager's 20 µs of kernels per iteration over its 0.1 ms and 0.2 ms medians
+    assert list(table.eager_busy[:2]) == pytest.approx([0.2, 0.1])
+    assert crossover_sentence(s) == ("default is clearly faster than eager at 1 of 3 sizes (dim×batch): 4096×8; "
+                                     "clearly slower at 1 (256×8); no clear difference at 0; eager keeps the "
+                                     "device busy 10% of the time where default wins and 20% where it loses.")
+    assert cell_session(s, 4096, 8).config.dim == 4096
+    fig = grid_figure(s)
+    assert [round(v, 6) if v == v else None for v in fig.data[0].z[0]] == [-1.0, 1.0, None]
+    assert list(fig.data[0].text[0]) == ["0.50×", "2.00×", "error"]

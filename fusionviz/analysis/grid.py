@@ -1,0 +1,87 @@
+"""A crossover grid read as a table and a sentence: where compiling wins, loses, or makes no clear
+difference, with how busy eager keeps the device in each cell (the launch-bound corner is where it loses)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from fusionviz.analysis.summary import busy_fraction, comparisons
+from fusionviz.errors import SessionFileError
+from fusionviz.records.session import Session
+
+GRID_COLUMNS: dict[str, str] = {
+    "dim": "hidden dim",
+    "batch": "batch",
+    "device": "the device the cell ran on",
+    "speedup": "median of eager's ms / the mode's ms in the same timing round",
+    "speedup_low": "its p10",
+    "speedup_high": "its p90",
+    "verdict": "faster, slower, no clear difference; 'error' when the cell did not run",
+    "eager_busy": "eager's kernel time per iteration / its median latency (0–1): low means launch-bound",
+    "eager_kernels": "eager's kernels per iteration",
+    "kernels": "the mode's kernels per iteration",
+}
+
+
+def compiled_mode(session: Session) -> str:
+    """The grid's compiled mode: the one mode besides eager."""
+    return next((m for m in session.config.modes if m != "eager"), "eager")
+
+
+def cell_session(session: Session, dim: int, batch: int) -> Session:
+    """One cell as a session of its own, so every lab view (timeline, collapse, latency) can show it."""
+    if session.grid is None:
+        raise SessionFileError("this session holds no grid")
+    cell = next((c for c in session.grid.cells if (c.dim, c.batch) == (dim, batch)), None)
+    if cell is None:
+        raise SessionFileError(f"the grid has no cell at dim {dim}, batch {batch}")
+    return dataclasses.replace(session, config=dataclasses.replace(session.config, dim=dim, batch=batch,
+                                                                   device=cell.device),
+                               runs=cell.runs, timing=cell.timing, grid=None, label=f"dim {dim} × batch {batch}")
+
+
+def grid_table(session: Session) -> pd.DataFrame:
+    """One row per cell (GRID_COLUMNS), batches then dims in the grid's order."""
+    mode = compiled_mode(session)
+    rows = []
+    for cell in session.grid.cells if session.grid else []:
+        row: dict[str, object] = {"dim": cell.dim, "batch": cell.batch, "device": cell.device, "verdict": "error"}
+        if cell.error is None:
+            one = cell_session(session, cell.dim, cell.batch)
+            compared = comparisons(one)
+            eager, run = one.run("eager"), one.run(mode)
+            if mode in compared and eager and run and eager.summary and run.summary:
+                vs = compared[mode]
+                row |= {"speedup": vs.speedup.median, "speedup_low": vs.speedup.low, "speedup_high": vs.speedup.high,
+                        "verdict": vs.verdict, "eager_busy": busy_fraction(eager, compared["eager"].latency),
+                        "eager_kernels": eager.summary.kernels_per_iteration,
+                        "kernels": run.summary.kernels_per_iteration}
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(GRID_COLUMNS))
+
+
+def crossover_sentence(session: Session) -> str:
+    """Where the mode wins and loses over the grid, in one sentence."""
+    table = grid_table(session)
+    mode = compiled_mode(session)
+    if table.empty:
+        return "The grid is empty."
+
+    def cells(verdict: str) -> list[str]:
+        rows = table[table.verdict == verdict]
+        return [f"{d}×{b}" for d, b in zip(rows.dim, rows["batch"], strict=True)]
+
+    faster, slower, unclear = cells("faster"), cells("slower"), cells("no clear difference")
+    parts = [f"{mode} is clearly faster than eager at {len(faster)} of {len(table)} sizes (dim×batch)"
+             + (f": {', '.join(faster)}" if faster else ""),
+             f"clearly slower at {len(slower)}" + (f" ({', '.join(slower)})" if slower else ""),
+             f"no clear difference at {len(unclear)}"]
+    busy = table.dropna(subset=["eager_busy"])
+    if len(busy) and len(faster) and len(slower):
+        won = busy[busy.verdict == "faster"].eager_busy.median()
+        lost = busy[busy.verdict == "slower"].eager_busy.median()
+        parts.append(f"eager keeps the device busy {won:.0%} of the time where {mode} wins and {lost:.0%} where "
+                     "it loses")
+    return "; ".join(parts) + "."
