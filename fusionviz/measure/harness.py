@@ -233,13 +233,21 @@ def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.devic
     """Time every step in `rounds` rounds, one block each per round, so that a slow episode of the machine
     hits every mode alike and a ratio within one round stays put. The order rotates from round to round,
     so no mode always runs first. One more round runs first and is dropped: on the GPU machine the first
-    block after warm-up ran up to 3x slow. Returns the calls per block and each round's ms per call by mode."""
+    block after warm-up ran up to 3x slow. Each block follows a tenth as many untimed calls of its mode: the
+    first calls after a switch of mode ran slower (the host's caches hold the other mode's path), which put
+    eager 5–10% above a script that times one mode at a time. Returns the calls per block and each round's
+    ms per call by mode."""
     calls = {mode: calls_per_block(step, device) for mode, step in steps.items()}
     modes = list(steps)
     timed = []
     for r in range(rounds + 1):
         order = modes[r % len(modes):] + modes[:r % len(modes)]
-        timed.append({mode: time_calls(steps[mode], device, calls[mode]) for mode in order})
+        result = {}
+        for mode in order:
+            for _ in range(max(2, calls[mode] // 10)):
+                steps[mode]()
+            result[mode] = time_calls(steps[mode], device, calls[mode])
+        timed.append(result)
     return calls, [{mode: result[mode] for mode in modes} for result in timed[1:]]
 
 
