@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records the library shipped in sessions/ with the project's own CLI, on one GPU: GPU=N PART=a|b|c.
-# Part a: the headline sessions; b: the other zoo models; c: the crossover grid (spread over every GPU the process
-# sees, or the ones in GRID_DEVICES); d: the shape sweep. The acceptance runs (scripts/gpu_acceptance.sh) give
+# Parts a and e: the headline sessions; b: the other zoo models; c: the crossover grid (spread over every GPU the
+# process sees, or the ones in GRID_DEVICES); d: the shape sweep. The acceptance runs (scripts/gpu_acceptance.sh) give
 # the mlp fp32 and linear_ln_gelu bf16 sessions. From the repo root: OUT=/some/dir GPU=1 PART=a bash scripts/gpu_library.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -17,6 +17,8 @@ case "$PART" in
     rec pointwise_chain_4096x4096_float32 pointwise_chain 4096 4096 float32 eager,default,reduce-overhead,max-autotune-no-cudagraphs
     rec linear_ln_gelu_512x256_float32 linear_ln_gelu 512 256 float32 "$all"
     rec mlp_512x256_bfloat16 mlp 512 256 bfloat16 "$all"
+    ;;
+  e)
     rec transformer_block_1024x8x512_bfloat16 transformer_block 1024 8 bfloat16 eager,default,reduce-overhead --seq 512
     rec graph_break_512x256_float32 graph_break 512 256 float32 eager,default
     ;;
