@@ -34,7 +34,8 @@ case "$PART" in
       --out "$OUT/lib/h200_sweep_transformer_block_seq.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_$PART.txt"
     ;;
   c)
-    python3 -m fusionviz grid --model mlp --mode default --dims 256,1024,4096 --batches 16,256,4096 \
+    python3 -m fusionviz grid --model mlp --mode default --dims "${GRID_DIMS:-256,1024,4096}" \
+      --batches "${GRID_BATCHES:-16,256,4096}" \
       --processes 2 ${GRID_DEVICES:+--devices "$GRID_DEVICES"} --out "$OUT/lib/h200_grid_mlp_default.json.gz" 2>&1 \
       | grep -v "^\[" | tee -a "$OUT/lib/log_$PART.txt"
     ;;

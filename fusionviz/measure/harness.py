@@ -146,8 +146,12 @@ def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...
     the configuration's thread count in force."""
     use_threads(config.threads)
     spec = get_spec(config.model)
-    check_fits(config, spec)
     device = torch.device(config.device)
+    if device.type == "cuda":
+        # CUDA events, streams and graphs take the current device: left at cuda:0, a run on cuda:1 timed
+        # cuda:0's stream instead of the work, i.e. only how fast the host enqueued it.
+        torch.cuda.set_device(device)
+    check_fits(config, spec)
     torch.manual_seed(0)
     model = spec.build(config.dim, config.seq)
     inputs = spec.inputs(config.batch, config.dim, config.seq)
