@@ -19,7 +19,7 @@ from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.session import Session
 
 DATA = Path(__file__).parent / "data"
-SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "8_h200_sweep_transformer_block.json.gz"
+SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "h200_sweep_transformer_block_seq.json.gz"
 
 
 SLOW_TIERS = ("integration", "e2e", "gpu")

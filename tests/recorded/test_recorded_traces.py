@@ -72,7 +72,7 @@ def test_inspect_json_of_a_plain_trace(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_inspect_json_of_a_recorded_session(capsys: pytest.CaptureFixture[str]) -> None:
-    path = Path(__file__).parents[2] / "sessions" / "3_h200_linear_ln_gelu_float32.json.gz"
+    path = DATA / "schema1_3_h200_linear_ln_gelu_float32.json.gz"
     assert main(["inspect", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["label"] for r in report["runs"]] == [
@@ -88,13 +88,10 @@ def test_inspect_refuses_other_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "neither a fusionviz session nor a torch.profiler trace" in capsys.readouterr().err
 
 
-SESSIONS = Path(__file__).parents[2] / "sessions"
-
-
 def test_a_recorded_session_is_read_again_with_memory_operations_apart(capsys: pytest.CaptureFixture[str]) -> None:
     # Recorded counting each iteration's three `Memset (Device)` (cuBLAS and cuDNN-attention workspaces) as
     # kernels: 13, 12 and 13. Opening the file reads the kept traces again: they are memory operations.
-    assert main(["inspect", str(SESSIONS / "6_h200_transformer_block_bfloat16.json.gz"), "--json"]) == 0
+    assert main(["inspect", str(DATA / "schema1_6_h200_transformer_block_bfloat16.json.gz"), "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert [(r["kernels_per_iteration"], r["memory_ops_per_iteration"]) for r in runs] == [
         (13 - 3, 3), (12 - 3, 3), (13 - 3, 3)]
@@ -106,7 +103,7 @@ def test_a_real_graph_break_is_marked_once_per_iteration() -> None:
     from fusionviz.charts.timeline import break_markers, timeline_bars
     from fusionviz.records.files import open_file
 
-    path = SESSIONS / "7_h200_graph_break_float32.json.gz"
+    path = DATA / "schema1_7_h200_graph_break_float32.json.gz"
     session = open_file(path.read_bytes(), path.name)
     default = session.run("default")
     assert default is not None and len(default.graph_breaks) == 1

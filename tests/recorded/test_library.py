@@ -1,0 +1,53 @@
+"""The recorded library in sessions/: every file opens anywhere, and says what the H200 measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fusionviz.analysis.grid import grid_table
+from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.summary import comparisons
+from fusionviz.records.files import open_file
+from fusionviz.records.session import SCHEMA_VERSION, Session
+
+SESSIONS = Path(__file__).parents[2] / "sessions"
+LIBRARY = sorted(SESSIONS.glob("*.json.gz"))
+
+
+def opened(name: str) -> Session:
+    path = SESSIONS / name
+    return open_file(path.read_bytes(), path.name)
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
+def test_every_recorded_session_opens_and_names_its_machine(path: Path) -> None:
+    session = open_file(path.read_bytes(), path.name)
+    assert session.source == "recorded" and session.environment.device_name == "NVIDIA H200"
+    assert session.environment.torch_version.startswith("2.11")
+    if session.sweep is None:  # the sweep predates the interleaved timing; every other file has it
+        assert session.schema_version == SCHEMA_VERSION
+        timed = session.timing or next(c.timing for c in session.grid.cells)  # type: ignore[union-attr]
+        assert timed is not None and all(p.pinned_cpu is not None for p in timed.processes)
+
+
+def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:
+    session = opened("h200_pointwise_chain_4096x4096_float32.json.gz")
+    assert [len(iteration_kernels(session.run(m))) for m in ("eager", "default")] == [18, 1]
+    default = comparisons(session)["default"]
+    assert default.verdict == "faster" and default.speedup.low > 5
+
+
+def test_the_launch_bound_mlp_loses_under_default_and_the_naive_loop_is_kept() -> None:
+    session = opened("h200_mlp_512x256_float32.json.gz")
+    compared = comparisons(session)
+    assert compared["default"].verdict == "slower" and compared["default"].speedup.high < 1
+    assert session.naive is not None and session.naive.mode == "default"
+
+
+def test_the_grid_holds_every_cell() -> None:
+    session = opened("h200_grid_mlp_default.json.gz")
+    table = grid_table(session)
+    assert len(table) == len(session.grid.dims) * len(session.grid.batches)  # type: ignore[union-attr]
+    assert set(table.verdict) <= {"faster", "slower", "no clear difference"}
