@@ -1,16 +1,21 @@
-"""`python -m fusionviz {models,run,inspect,sweep}`: the CLI maps flags onto the Python API."""
+"""`python -m fusionviz {models,run,inspect,sweep,grid,export}`: the CLI maps flags onto the Python API."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from fusionviz.errors import FusionvizError
+from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.records.config import RunConfig, parse_dynamic, parse_modes
+from fusionviz.records.talk import VIEWS
+
+EXPORT_FORMATS = ["png", "svg", "html", "gif"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     inspect = sub.add_parser("inspect", help="summarise a session file or a torch.profiler Chrome trace")
     inspect.add_argument("file")
     inspect.add_argument("--json", action="store_true")
+    inspect.add_argument("--top", type=int, default=None, metavar="N",
+                         help=f"rank the N kernels with the longest total time (default {INSPECT_TOP})")
+    inspect.add_argument("--all", dest="all_kernels", action="store_true",
+                         help="list every kernel of the representative iteration, however many")
 
     sweep = sub.add_parser("sweep", help="dynamic vs static shapes over a schedule of sizes")
     _add_config_flags(sweep)
@@ -52,6 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     grid.add_argument("--devices", default=None, help="comma-separated devices (default: every visible GPU, "
                                                        "else the CPU)")
 
+    export = sub.add_parser("export", help="a view of a session as a slide: PNG or SVG at 1920 × 1080, a "
+                                           "self-contained HTML page, or the animation as a GIF")
+    export.add_argument("file", help="a session file or a plain torch.profiler trace")
+    export.add_argument("--view", required=True, choices=list(VIEWS))
+    export.add_argument("--mode", default=None, help="the compiled mode the view is about (default: the first)")
+    export.add_argument("--zoom", default=None, help="from,to: the x range shown (views that zoom)")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default=None, help="default: from --out's suffix")
+    export.add_argument("--out", required=True)
+
     args = parser.parse_args(argv)
     try:
         if args.command == "models":
@@ -61,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grid":
             return _grid(args)
         if args.command == "inspect":
-            return _inspect(Path(args.file), args.json)
+            return _inspect(Path(args.file), args.json, args.top, args.all_kernels)
+        if args.command == "export":
+            return _export(args)
         return _sweep(args)
     except FusionvizError as exc:
         print(f"fusionviz: {exc}", file=sys.stderr)
@@ -165,15 +185,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if any(r.ok for r in session.runs) else 1
 
 
-def _inspect(path: Path, as_json: bool) -> int:
+INSPECT_TOP = 20  # kernels ranked by `inspect` unless --top says otherwise
+INSPECT_LISTED = 60  # an iteration with at most this many kernels and memory operations is listed in full
+
+
+def _inspect(path: Path, as_json: bool, top: int | None = None, all_kernels: bool = False) -> int:
+    """Print the report: plain text with no progress or colour, so that it pipes; a reader that closes the
+    pipe early (`| head`) ends it quietly."""
     from fusionviz.analysis.report import inspect_report
     from fusionviz.records.files import open_file
 
-    report = inspect_report(open_file(path.read_bytes(), str(path)), str(path))
-    if as_json:
-        print(json.dumps(report))
-        return 0
-    print(f"{report['source']}")
+    if top is not None and top < 1:
+        raise ConfigError("--top takes a number of kernels, 1 or more")
+    report = inspect_report(open_file(path.read_bytes(), str(path)), str(path), top=top or INSPECT_TOP)
+    return _write(json.dumps(report) + "\n" if as_json else _inspect_text(report, all_kernels))
+
+
+def _inspect_text(report: dict[str, Any], all_kernels: bool) -> str:
+    lines = [f"{report['source']}"]
     for run in report["runs"]:
         busy = run["gpu_busy_fraction"]
         whole = run["iterations_from"] == "trace"
@@ -181,16 +210,59 @@ def _inspect(path: Path, as_json: bool) -> int:
         window = "the whole trace" if whole else f"{run['iterations']} {unit}(s)"
         each = "" if whole else f" per {unit}"
         memory = run["memory_ops_per_iteration"]
-        print(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
-              + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
-              + (f", GPU busy {busy:.0%}" if busy is not None else ""))
+        lines.append(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
+                     + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
+                     + (f", GPU busy {busy:.0%}" if busy is not None else ""))
         if len(run["steps"]) > 1:
-            print(f"  kernels in each {unit}: {', '.join(str(n) for n in run['steps'])}")
-        for note in run["notes"]:
-            print(f"  note: {note}")
-        for k in run["kernels"] + run["memory_ops"]:
-            fused = f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""
-            print(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {_clip(k['name'], 90)}{fused}")
+            lines.append(f"  kernels in each {unit}: {', '.join(str(n) for n in run['steps'])}")
+        lines += [f"  note: {note}" for note in run["notes"]]
+        listed = run["kernels"] + run["memory_ops"]
+        if all_kernels or len(listed) <= INSPECT_LISTED:
+            for k in listed:
+                fused = f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""
+                lines.append(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {_clip(k['name'], 90)}{fused}")
+        else:
+            lines.append(f"  ({len(listed):,} kernels and memory operations in the representative {unit}: "
+                         "--all lists them)")
+        lines += _top_lines(run, "the whole trace" if whole else f"{run['iterations']} {unit}s")
+        lines += _idle_lines(run, unit)
+    return "\n".join(lines) + "\n"
+
+
+def _top_lines(run: dict[str, Any], over: str) -> list[str]:
+    ranked = run["top_kernels"]
+    if not ranked:
+        return []
+    lines = [f"  top {len(ranked)} of {run['distinct_kernels']} kernels by total time over {over} (µs):",
+             f"  {'total':>10} {'share':>6} {'count':>6} {'mean':>8} {'min':>8} {'p50':>8} {'p99':>8} {'max':>8}  "
+             f"{'class':<16} name"]
+    for k in ranked:
+        lines.append(f"  {k['total_us']:10.1f} {k['pct_of_kernel_time']:5.1f}% {k['count']:6d} {k['mean_us']:8.1f} "
+                     f"{k['min_us']:8.1f} {k['p50_us']:8.1f} {k['p99_us']:8.1f} {k['max_us']:8.1f}  "
+                     f"{k['kernel_class']:<16} {_clip(k['name'], 80)}")
+    return lines
+
+
+def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
+    if not run["idle"] or run["gpu_busy_fraction"] is None:
+        return []  # no device kernels: there is no GPU time to break down
+    lines = [f"  GPU time of each {unit} (µs; see the README's Definitions):",
+             f"  {unit:>9} {'span':>10} {'kernels':>10} {'host wait':>10} {'between':>10} {'unlinked':>10} {'busy':>5}"]
+    for s in run["idle"]:
+        lines.append(f"  {s['iteration']:9d} {s['span_us']:10.1f} {s['kernel_us']:10.1f} {s['host_wait_us']:10.1f} "
+                     f"{s['between_kernels_us']:10.1f} {s['unattributed_us']:10.1f} {s['busy_pct']:4.0f}%")
+    return lines
+
+
+def _write(text: str) -> int:
+    """Write to stdout; a reader that closed the pipe ends the command quietly (no traceback, exit 0), as
+    `| head` expects. stdout is pointed at /dev/null so that Python's flush at exit does not fail again."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 
@@ -201,7 +273,6 @@ def _clip(text: str, width: int) -> str:
 def _grid(args: argparse.Namespace) -> int:
     from fusionviz.analysis.grid import grid_table
     from fusionviz.measure.client import run_grid
-    from fusionviz.errors import ConfigError
     from fusionviz.records.config import parse_sizes
 
     dims, batches = parse_sizes(args.dims), parse_sizes(args.batches)
@@ -215,6 +286,40 @@ def _grid(args: argparse.Namespace) -> int:
     print(grid_table(session).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"session written to {path}")
     return 0 if any(c.error is None for c in session.grid.cells) else 1  # type: ignore[union-attr]
+
+
+def _export(args: argparse.Namespace) -> int:
+    from fusionviz.analysis.captions import source_stamp
+    from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, gif_bytes, html_bytes, image_bytes, slide
+    from fusionviz.charts.style import ChartSettings
+    from fusionviz.charts.views import view_figure
+    from fusionviz.records.files import open_file
+
+    path, out = Path(args.file), Path(args.out)
+    fmt = args.format or out.name.rsplit(".", 1)[-1].lower()
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(f"cannot tell the format from {out.name}: give --format {'|'.join(EXPORT_FORMATS)}")
+    if fmt == "gif" and args.view != "animation":
+        raise ConfigError("a GIF is made of the animation view: --view animation")
+    try:
+        zoom = tuple(float(v) for v in args.zoom.split(",")) if args.zoom else None
+    except ValueError:
+        zoom = ()
+    if zoom is not None and (len(zoom) != 2 or not zoom[0] < zoom[1]):
+        raise ConfigError(f"--zoom takes from,to with from < to, not {args.zoom!r}")
+    session = open_file(path.read_bytes(), path.name)
+    settings = ChartSettings.presentation()
+    fig = slide(view_figure(session, args.view, settings, mode=args.mode, zoom=zoom), source_stamp(session),
+                settings)
+    if fmt == "html":
+        data = html_bytes(fig, f"{path.name}: {args.view}")
+    elif fmt == "gif":
+        data = gif_bytes(fig)
+    else:
+        data = image_bytes(fig, "png" if fmt == "png" else "svg")
+    out.write_bytes(data)
+    print(f"{args.view} of {path.name} written to {out} ({fmt}, {SLIDE_WIDTH} × {SLIDE_HEIGHT})")
+    return 0
 
 
 def _sweep(args: argparse.Namespace) -> int:

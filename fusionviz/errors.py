@@ -29,6 +29,14 @@ class TraceError(SessionFileError):
     """A file that is not a torch.profiler Chrome trace, with what was found instead."""
 
 
+class TalkFileError(FusionvizError, ValueError):
+    """A talk file that cannot be read as scenes; the message names the line."""
+
+
+class ExportError(FusionvizError, RuntimeError):
+    """A chart that cannot be written as an image here (no browser to draw it with, or no kaleido)."""
+
+
 class WorkerError(FusionvizError, RuntimeError):
     """A job that did not come back from the worker process; `kind` says how it failed."""
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.analysis.kernel_tables import kernel_diff, pair_summary
-from fusionviz.analysis.report import trace_notes
+from fusionviz.analysis.report import per_iteration, trace_notes
 from fusionviz.analysis.sentences import source_line
+from fusionviz.analysis.summary import drawable_runs
+from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_breakdown, kernel_ranking
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file, pair_session
-from fusionviz.records.session import Session
+from fusionviz.records.session import ModeRun, Session
 from ui import backend, sections
 from ui.page import setup_page
+from ui.timeline_view import memo
 
 settings = setup_page(
     "Trace explorer",
@@ -23,7 +26,15 @@ settings = setup_page(
     "(export_chrome_trace, .json or .json.gz), and compare two of them.")
 
 
-@st.cache_data(show_spinner="Opening, one iteration per call…", max_entries=8)
+# Opened files are kept as shared objects (cache_resource, not cache_data's copy per rerun): a rerun finds the
+# same Session, so the timeline's bars and figures, kept per session, are found again instead of rebuilt.
+@st.cache_resource(show_spinner="Opening…", max_entries=8)
+def open_shared(raw: bytes, name: str) -> Session:
+    """A session file or a trace, opened once per content and name."""
+    return open_file(raw, name)
+
+
+@st.cache_resource(show_spinner="Opening, one iteration per call…", max_entries=8)
 def open_per_call(raw: bytes, name: str) -> Session:
     """A trace without ProfilerSteps with each top-level call of its compiled region as an iteration."""
     return open_file(raw, name, iterations="calls")
@@ -43,7 +54,7 @@ def pick(label: str, key: str) -> Session | None:
         else:
             path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
             raw, name = path.read_bytes(), path.name
-        return per_call_option(backend.open_bytes(raw, name), raw, name, key)
+        return per_call_option(open_shared(raw, name), raw, name, key)
     except FusionvizError as exc:
         st.error(str(exc))
         return None
@@ -70,12 +81,58 @@ def show_one(session: Session) -> None:
     sections.show_run_problems(session)
     st.subheader("Kernel timeline")
     sections.show_timeline(session, settings, "x_timeline")
+    st.subheader("Top kernels and where the GPU's time went")
+    show_summaries(session)
     st.subheader("Per-kernel statistics")
     sections.show_stats(session, settings, "x_stats")
     st.subheader("Kernels and generated code")
-    sections.show_kernel_table(session, "x_kernels")
+    kernel_table(session)
     if session.source != "trace":
         sections.show_downloads(session, "x_downloads")
+
+
+TOP_CHOICES = [10, 20, 50, 100, 0]  # 0: every kernel
+
+
+@st.fragment
+def show_summaries(session: Session) -> None:
+    """Kernels ranked by total time with their duration distribution, and each iteration's GPU time split into
+    kernels, waiting on the host and gaps between queued kernels (the README's Definitions)."""
+    top = st.segmented_control("Kernels ranked", TOP_CHOICES, default=20, key="x_top",
+                               format_func=lambda n: f"top {n}" if n else "all")
+    for run in drawable_runs(session):
+        ranking = memo(run, ("ranking",), lambda r=run: kernel_ranking(r))  # type: ignore[misc]
+        shown = ranking[:top] if top else ranking
+        st.markdown(f"**{run.mode}**: {len(shown)} of {len(ranking)} kernel names, longest total time first "
+                    f"(durations in µs over {_window(run)}; percentiles interpolated)")
+        st.dataframe(as_frame(shown, KernelStat), hide_index=True, key=f"x_top_{run.mode}",
+                     column_config={c: st.column_config.NumberColumn(format="%.1f") for c in (
+                         "per_iteration", "total_us", "pct_of_kernel_time", "mean_us", "min_us", "p50_us", "p99_us",
+                         "max_us")})
+        if session.environment.device_kind == "cuda" and run.summary is not None:
+            idle = memo(run, ("idle",), lambda r=run: idle_breakdown(r))  # type: ignore[misc]
+            st.dataframe(as_frame(idle, StepIdle), hide_index=True, key=f"x_idle_{run.mode}",
+                         column_config={c: st.column_config.NumberColumn(format="%.1f") for c in (
+                             "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
+                             "busy_pct")})
+            st.caption("GPU time of each iteration: **kernel_us** at least one kernel runs; **host_wait_us** no "
+                       "kernel queued (the next one was launched after the GPU went idle, or none came); "
+                       "**between_kernels_us** the next kernel was already launched and waited on the GPU "
+                       "side; **unattributed_us** its launch is not in the trace. They add up to the span.")
+
+
+def _window(run: ModeRun) -> str:
+    if run.summary is None:
+        return "the run"
+    if run.summary.iterations_from == "trace":
+        return "the whole trace"
+    return f"{run.summary.iterations} iterations, counts {per_iteration(run.summary)} in `per_iteration`"
+
+
+@st.fragment
+def kernel_table(session: Session) -> None:
+    """The kernel table and a chosen kernel's code, rerun alone when a row or the mode is picked."""
+    sections.show_kernel_table(session, "x_kernels")
 
 
 def show_pair(a: Session, b: Session) -> None:

@@ -10,14 +10,14 @@ import time
 
 import streamlit as st
 
-from fusionviz.analysis.methodology import methodology_note, methodology_table
+from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology_note, methodology_table
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.client import run_naive, run_session
 from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
 from fusionviz.records.session import NaiveResult, Session
-from ui import backend, sections, state
+from ui import backend, sections, state, tables
 from ui.page import setup_page
 
 settings = setup_page(
@@ -91,5 +91,5 @@ else:
         st.info(f"{mode} did not run properly here, so there is nothing to compare.")
     else:
         sections.chart(methodology_figure(table, settings), "methodology")
-        st.dataframe(table, hide_index=True, key="m_table")
+        tables.show(table, "m_table", helps=METHODOLOGY_COLUMNS)
         st.caption(methodology_note(table, processes))

@@ -11,15 +11,19 @@ from typing import Any
 
 import streamlit as st
 
-from fusionviz.errors import FusionvizError, SessionFileError, WorkerError
+from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
 from fusionviz.measure.client import list_devices
 from fusionviz.measure.protocol import Device, Progress
 from fusionviz.measure.worker import Worker
 from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
+from fusionviz.records.talk import Talk, load_talk, parse_talk
+from fusionviz.records.trace_pair import trace_pair
 from ui import state
 
 ROOT = Path(__file__).resolve().parent.parent
+TALKS_DIR = ROOT / "talks"
+DEFAULT_TALK = TALKS_DIR / "fusion_story.toml"
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,6 +70,12 @@ def run_cached(key: str, label: str, failed: str, job: Callable[[Progress], Any]
     return f"measured in {time.monotonic() - started:.1f} s"
 
 
+def own_models_allowed() -> bool:
+    """Whether the lab may offer a user's own model (`package.module:factory`): the worker imports and runs
+    it, so only an operator turns it on, with FUSIONVIZ_ALLOW_OWN_MODELS=1."""
+    return os.environ.get("FUSIONVIZ_ALLOW_OWN_MODELS") == "1"
+
+
 def sessions_dir() -> Path:
     """sessions/ at the repository root; FUSIONVIZ_SESSIONS_DIR points elsewhere (tests, a shared drive)."""
     return Path(os.environ.get("FUSIONVIZ_SESSIONS_DIR", ROOT / "sessions"))
@@ -79,9 +89,43 @@ def recorded_files() -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
-@st.cache_data(show_spinner="Opening…", max_entries=16)
+@st.cache_data(show_spinner="Opening…", max_entries=32)
 def open_bytes(raw: bytes, name: str) -> Session:
     return open_file(raw, name)
+
+
+@st.cache_data(show_spinner="Opening the pair of traces…", max_entries=8)
+def open_trace_pair(eager: bytes, eager_name: str, compiled: bytes, compiled_name: str, mode: str) -> Session:
+    """A user's eager and compiled profiler traces as one session (`records.trace_pair`)."""
+    return trace_pair(open_file(eager, eager_name), open_file(compiled, compiled_name), mode)
+
+
+def library() -> tuple[dict[str, Session], list[str]]:
+    """Every session of the recorded library by file name, in the default talk's order and then by name,
+    and a line for each file that does not open."""
+    opened: dict[str, Session] = {}
+    problems = []
+    for path in recorded_files():
+        try:
+            opened[path.name] = open_bytes(path.read_bytes(), path.name)
+        except SessionFileError as exc:
+            problems.append(f"{path.name} could not be opened: {exc}")
+    try:
+        order = [scene.session for scene in load_talk(DEFAULT_TALK).scenes]
+    except TalkFileError:
+        order = []
+    ranked = sorted(opened, key=lambda name: (order.index(name) if name in order else len(order), name))
+    return {name: opened[name] for name in ranked}, problems
+
+
+def talks() -> list[Path]:
+    """The talk files shipped in talks/, the default talk first."""
+    return sorted(TALKS_DIR.glob("*.toml"), key=lambda p: (p != DEFAULT_TALK, p.name))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def read_talk(text: str, name: str) -> Talk:
+    return parse_talk(text, name)
 
 
 def recorded_sweeps() -> dict[str, Session]:

@@ -1,43 +1,61 @@
-"""The fusion lab's sections: metrics, graph breaks, the collapse views, presentation and the full report."""
+"""The fusion lab's sections: metrics, graph breaks, the collapse views, a crossover grid's heat map, the
+presentation mode and the full report, for any session on screen (recorded, uploaded, traces or live)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from fusionviz.analysis.captions import is_timed, source_stamp, untimed_verdict
+from fusionviz.analysis.grid import GRID_COLUMNS, crossover_sentence, grid_table
+from fusionviz.analysis.methodology import methodology_note, methodology_table
 from fusionviz.analysis.sentences import load_warnings
-from fusionviz.analysis.summary import comparisons, summary_table
+from fusionviz.analysis.summary import SUMMARY_COLUMNS, comparisons, drawable_runs, summary_table
 from fusionviz.analysis.verdict import spread_words, verdict
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
+from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
+from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
-from ui import sections
+from fusionviz.records.talk import VIEWS
+from ui import on_screen, sections, story, tables
+
+PRESENTED = ("verdict", "timeline", "collapse", "animation", "latency", "methodology")
+GRID = "grid"  # also the heat map's chart key, which the click callback reads
+LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
 
 
 def show_metrics(session: Session) -> None:
     eager = session.run("eager")
     compared = comparisons(session)
-    cols = st.columns(max(len(session.runs) - 1, 1))
     compiled = [r for r in session.runs if r.mode != "eager"]
+    cols = st.columns(max(len(compiled), 1))
     for col, r in zip(cols, compiled, strict=False):
         vs = compared.get(r.mode)
-        if not (vs and r.summary and eager and eager.summary):
+        if not (r.summary and eager and eager.summary):
             col.metric(r.mode, r.status.replace("_", " "))
             continue
-        s = vs.speedup
-        arrow = {"faster": "up", "slower": "down"}.get(vs.verdict, "off")
-        col.metric(f"{r.mode} speedup", f"{s.median:.2f}×", delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)",
-                   delta_arrow=arrow, delta_color="normal" if arrow != "off" else "off",  # type: ignore[arg-type]
-                   help=f"median and p10–p90 of eager's time / {r.mode}'s in the same round, "
-                        + spread_words(s))
+        if vs is not None:
+            s = vs.speedup
+            arrow = {"faster": "up", "slower": "down"}.get(vs.verdict, "off")
+            col.metric(f"{r.mode} speedup", f"{s.median:.2f}×", delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)",
+                       delta_arrow=arrow, delta_color="normal" if arrow != "off" else "off",  # type: ignore[arg-type]
+                       help=f"median and p10–p90 of eager's time / {r.mode}'s in the same round, "
+                            + spread_words(s))
         change = r.summary.kernels_per_iteration - eager.summary.kernels_per_iteration
         col.metric(f"{r.mode} kernels / iteration", f"{r.summary.kernels_per_iteration:g}",
-                   delta=f"{change:+g} vs eager", delta_color="inverse" if change else "off")
+                   delta=f"{change:+g} vs eager" if change else "same as eager", delta_color="inverse" if change
+                   else "off", delta_arrow="auto" if change else "off")
 
 
 def show_graph_breaks(session: Session) -> None:
     compiled = [r for r in session.runs if r.ok and r.mode != "eager"]
     broken = [r for r in compiled if (r.graph_count or 0) > 1 or r.graph_breaks]
+    if session.source == "trace":
+        st.markdown("Plain profiler traces do not say where Dynamo broke the graph: the timeline marks where a "
+                    "compiled frame ends and a new one starts within one call.")
+        return
     if not broken:
         st.markdown("No graph breaks: " + ", ".join(f"{r.mode} compiled the model as "
                                                     f"{r.graph_count or 1} graph" for r in compiled) + ".")
@@ -53,59 +71,105 @@ def show_graph_breaks(session: Session) -> None:
 def show_collapse(session: Session, settings: ChartSettings, *, animated: bool) -> None:
     eager = session.run("eager")
     compiled = sections.mode_picker(session, "Compiled mode", "animation_mode" if animated else "collapse_mode",
-                              compiled_only=True)
+                                    compiled_only=True)
     if eager is None or not eager.ok or compiled is None:
         st.info("The collapse view needs eager and a compiled mode that both ran.")
         return
+    stamp = source_stamp(session)
     if animated:
-        sections.chart(collapse_animation(eager, compiled, settings), "animation")
+        seconds = story.pace("lab_pace")
+        sections.chart(collapse_animation(eager, compiled, settings, seconds=seconds), "animation", stamp=stamp)
+        st.caption("① back to eager · ② the eager kernels move onto the kernel that absorbs them · ③ they merge "
+                   "into it. The slider steps through it frame by frame.")
     else:
-        sections.chart(collapse_figure(eager, compiled, settings), "collapse")
+        sections.chart(collapse_figure(eager, compiled, settings), "collapse", stamp=stamp)
 
 
-def present(session: Session, settings: ChartSettings) -> None:
-    """Presentation mode: one chart per screen, chosen with big buttons."""
-    view = st.radio("Show", ["Verdict", "Timeline", "Collapse", "Animation", "Latency"], horizontal=True,
-                    key="present_view", label_visibility="collapsed")
-    if view == "Verdict":
-        st.markdown(f"## {verdict(session)}")
-        sections.chart(metrics_figure(session, settings), "metrics")
-    elif view == "Timeline":
-        sections.show_timeline(session, settings, "timeline")
-    elif view in ("Collapse", "Animation"):
-        show_collapse(session, settings, animated=view == "Animation")
+def show_grid(session: Session, settings: ChartSettings) -> None:
+    """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
+    sections.chart(grid_figure(session, settings), "grid", selectable=on_screen.pick_clicked_cell,
+                   stamp=source_stamp(session))
+    st.markdown(crossover_sentence(session))
+    with st.expander("Every cell"):
+        tables.show(grid_table(session), "lab_grid_table", helps=GRID_COLUMNS)
+
+
+def present(session: Session, settings: ChartSettings, grid: Session | None = None) -> None:
+    """Presentation mode: one view at a time, sized to fit a 1920 × 1080 screen under its selectors; with a
+    crossover `grid`, its heat map is a view too and the others show the cell picked in the sidebar."""
+    views = ([GRID] if grid else []) + [v for v in PRESENTED if v != "methodology" or session.naive is not None]
+    pick, mode_col, pace_col = st.columns([6, 2, 2], vertical_alignment="bottom")
+    view = pick.radio("Show", views, horizontal=True, key="present_view", label_visibility="collapsed",
+                      format_func=lambda v: v.replace("_", " ").capitalize())
+    mode = None
+    compiled = [r.mode for r in drawable_runs(session) if r.mode != "eager"]
+    if VIEWS[view].takes_mode and compiled:
+        every = [None] if view == "timeline" else []  # a timeline may show every mode at once
+        mode = mode_col.selectbox("Compiled mode", [*every, *compiled], key=f"present_mode_{view}",
+                                  format_func=lambda m: m or "every mode")
+    seconds = 4.0
+    if view == "animation":
+        with pace_col:
+            seconds = story.pace("present_pace")
+    if view == GRID and grid is not None:
+        shown, key, on_click = grid, GRID, on_screen.pick_clicked_cell
     else:
-        sections.chart(latency_figure(session, settings), "latency")
+        shown, key, on_click = session, f"present_{view}", None
+    story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
+    with st.sidebar:
+        st.markdown("**This view as a slide**")
+        story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
+
+
+def show_methodology(session: Session, settings: ChartSettings) -> None:
+    if session.naive is None:
+        return
+    table = methodology_table(session.naive, session)
+    if table.empty:
+        st.info(f"{session.naive.mode} was not timed properly here, so the naive loop has nothing to be set against.")
+        return
+    st.subheader("The naive loop against this measurement")
+    sections.chart(methodology_figure(table, settings), "methodology", stamp=source_stamp(session))
+    tables.show(table, "lab_methodology")
+    st.caption(methodology_note(table, session.config.processes))
 
 
 def report(session: Session, settings: ChartSettings) -> None:
     """Every section of one session, top to bottom."""
-    c = session.config
-    st.markdown(f"**{c.model}** · dim {c.dim} · batch {c.batch}" + (f" · {c.seq}" if c.seq else "")
-                + f" · {c.dtype} · {c.pass_} · dynamic={c.dynamic} · timed in {c.rounds} rounds × "
-                + f"{c.processes} process{'es' if c.processes > 1 else ''}"
-                + (f" · {c.threads} CPU thread{'s' if c.threads > 1 else ''}" if c.threads else ""))
-    for note in load_warnings(session):
-        st.warning(note)
-    st.markdown(f"#### {verdict(session)}")
+    for line in load_warnings(session):
+        st.warning(line)
+    timed = is_timed(session)
+    st.markdown(f"#### {verdict(session) if timed else untimed_verdict(session)}")
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
     show_metrics(session)
+    stamp = source_stamp(session)
     left, right = st.columns(2)
     with left:
-        sections.chart(latency_figure(session, settings), "latency")
+        if timed:
+            sections.chart(latency_figure(session, settings), "latency", stamp=stamp)
+        else:
+            st.info("No latency bars: plain profiler traces carry no timing outside the profiler, which slows "
+                    "every call. Compare kernels here; time the two with `python -m fusionviz run` for speed.")
     with right:
-        sections.chart(metrics_figure(session, settings), "metrics")
+        sections.chart(metrics_figure(session, settings), "metrics", stamp=stamp)
     with st.expander("All numbers per mode"):
-        st.dataframe(summary_table(session), hide_index=True)
+        tables.show(summary_table(session), "lab_summary", helps=SUMMARY_COLUMNS)
     st.subheader("Kernel timeline")
     sections.show_timeline(session, settings, "timeline")
     st.subheader("What fused into what")
     show_collapse(session, settings, animated=False)
     with st.expander("Animated: from eager to compiled (for talks)"):
         show_collapse(session, settings, animated=True)
+    show_methodology(session, settings)
     st.subheader("Graph breaks")
     show_graph_breaks(session)
     st.subheader("Kernels and generated code")
     sections.show_kernel_table(session, "kernels")
-    st.subheader("Downloads")
-    sections.show_downloads(session, "downloads")
+    st.subheader("Slides")
+    slides = [v for v in PRESENTED if view_problem(session, v) is None]
+    view = st.selectbox("View", slides, key="slide_view", format_func=lambda v: v.capitalize(),
+                        help="At 1920 × 1080 with the source stamp; the chart toolbar's camera saves a PNG too")
+    story.slide_downloads(session, view, "report_slide")
+    if session.source != "trace":
+        st.subheader("Downloads")
+        sections.show_downloads(session, "downloads")

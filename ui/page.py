@@ -7,22 +7,44 @@ import streamlit as st
 from fusionviz.charts.style import ChartSettings
 from ui import state
 
+# Presentation mode: large type everywhere a projector's audience reads, selectors, buttons and tables
+# included (their menus open in a layer of their own, outside the main block); little padding and a see-through
+# header, so a chart fits the screen; no focus frame around the page when a clicker's key steps a scene. The
+# sidebar stays, collapsed, so the configuration can change without leaving the mode.
 PRESENTATION_CSS = """<style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
-.stMainBlockContainer p, .stMainBlockContainer li {font-size: 1.45rem;}
+header[data-testid="stHeader"] {background: transparent; pointer-events: none;}
+[data-testid="stMain"]::before {box-shadow: none !important;}
+header[data-testid="stHeader"] button, header [data-testid="stMainMenu"] {pointer-events: auto;}
+.stMainBlockContainer {padding-top: 0.9rem; padding-bottom: 0.5rem;}
+.stMainBlockContainer h1 {font-size: 2.2rem; padding: 0;}
+.stMainBlockContainer p, .stMainBlockContainer li, section[data-testid="stSidebar"] p {font-size: 1.45rem;}
+[data-testid="stWidgetLabel"] p, [data-baseweb="select"] div, [data-baseweb="tag"] span, [role="option"],
+[data-testid="stSelectbox"] input, [data-testid="stMultiSelect"] input, [data-testid="stNumberInput"] input,
+[data-testid="stTextInput"] input, [data-testid="stSliderThumbValue"], [data-testid="stMetricLabel"] p,
+[data-testid="stRadio"] label p, .stButton button p, .stDownloadButton button p,
+[data-testid="stTable"] td, [data-testid="stTable"] th, [data-testid="stCaptionContainer"] p,
+[data-testid="stMarkdownContainer"] code {font-size: 1.35rem !important;}
 </style>"""
 
 
-def setup_page(title: str, intro: str) -> ChartSettings:
-    """Page config, title, and the presentation toggle; returns the chart settings to draw with."""
-    st.set_page_config(page_title=f"fusionviz · {title}", page_icon="⚡", layout="wide")
-    head, toggle = st.columns([5, 1])
-    head.title(title)
-    on = toggle.toggle("Presentation", value=state.presentation(), key=f"_pres_{title}",
-                       help="Large fonts, controls hidden, one chart per screen")
-    state.set_presentation(on)
+def setup_page(title: str, intro: str, *, always_presents: bool = False) -> ChartSettings:
+    """Page config, title, and the presentation toggle (a page that `always_presents` has none, and leaves
+    the toggle of the other pages as it was); returns the chart settings to draw with."""
+    state.set_page_presents(always_presents)
+    on = state.presentation()
+    st.set_page_config(page_title=f"fusionviz · {title}", page_icon="⚡", layout="wide",
+                       initial_sidebar_state="collapsed" if on else "auto")
     if on:
-        st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+        st.html(PRESENTATION_CSS)
+    if always_presents:
+        return ChartSettings.presentation()
+    head, toggle = st.columns([5, 1], vertical_alignment="bottom")
+    head.title(title)
+    key = f"_pres_{title}"
+    st.session_state[key] = on  # the mode is kept across pages; each page's toggle shows it
+    toggle.toggle("Presentation", key=key, on_change=lambda: state.set_presentation(st.session_state[key]),
+                  help="Large type, one chart that fits the screen; the sidebar folds away")
+    if on:
         return ChartSettings.presentation()
     st.caption(intro)
     return ChartSettings()

@@ -3,19 +3,21 @@ kernel table with generated code, per-kernel statistics and downloads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from fusionviz.analysis.kernel_tables import kernel_stats, kernel_table
+from fusionviz.analysis.kernel_tables import STATS_COLUMNS, kernel_stats, kernel_table
 from fusionviz.analysis.report import per_iteration, trace_notes
 from fusionviz.analysis.sentences import source_line
 from fusionviz.analysis.sources import find_source
 from fusionviz.analysis.summary import drawable_runs
+from fusionviz.charts.export import camera_options, stamped
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.timeline import selected_kernel, timeline_bars, timeline_figure
 from fusionviz.records.session import ModeRun, Session
+from ui import state, tables, timeline_view
 
 
 def show_source(session: Session) -> None:
@@ -43,34 +45,24 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
                     st.code(run.error, language="text")
 
 
-def chart(fig: Any, key: str, *, selectable: bool = False) -> Any:
-    """A Plotly chart; clicking a bar reruns the page with the selection when `selectable`."""
+def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None) -> Any:
+    """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
+    1920 × 1080 PNG. Clicking a bar reruns the page with the selection when `selectable` (first calling it,
+    when it is a callback: it reads the selection from `st.session_state[key]`)."""
+    settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
+    if stamp:
+        fig = stamped(fig, stamp, settings)
+    config = camera_options(settings, f"fusionviz-{key}")
     if selectable:
-        return st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points",
-                                config={"displaylogo": False})
-    return st.plotly_chart(fig, key=key, config={"displaylogo": False})
+        return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
+                               selection_mode="points", config=config)
+    return st.plotly_chart(fig, key=key, config=config)
 
 
 def show_timeline(session: Session, settings: ChartSettings, key: str) -> None:
-    """The kernel timeline; a clicked kernel bar shows its generated source underneath."""
-    every = st.checkbox("All profiled iterations", key=f"{key}_all",
-                        help="Default: one steady iteration per mode (the one of median length)")
-    bars = timeline_bars(session, all_iterations=every)
-    if bars.empty:
-        st.info("No mode has kernels to draw.")
-        return
-    whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in drawable_runs(session))
-    title = ("Kernel timeline: the whole trace" if whole else
-             "Kernel timeline: all profiled iterations" if every else None)
-    event = chart(timeline_figure(session, bars, settings, title), key, selectable=True)
-    st.caption("Each block is one mode: kernels coloured by class, the thin grey lane is the CPU (gaps there "
-               "are Python between ops); shaded = compiled region, red ✕ = graph break. Click a kernel for its code.")
-    picked = selected_kernel(event["selection"]["points"]) if event else None
-    if picked:
-        mode, row = picked
-        run = session.run(mode)
-        if run is not None:
-            show_kernel_code(run, str(run.kernel_frame().name[row]))
+    """The kernel timeline (a fragment: its controls rerun it alone); a clicked kernel shows its generated
+    source underneath. See ui/timeline_view.py."""
+    timeline_view.show_timeline(session, settings, key, show_kernel_code)
 
 
 def show_kernel_code(run: ModeRun, name: str) -> None:
@@ -100,10 +92,7 @@ def show_kernel_table(session: Session, key: str) -> None:
         return
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
     table = kernel_table(run, all_iterations=every)
-    event = st.dataframe(table, key=f"{key}_table_{run.mode}_{every}", on_select="rerun",
-                         selection_mode="single-row", hide_index=True,
-                         column_config={"start_us": st.column_config.NumberColumn(format="%.1f"),
-                                        "dur_us": st.column_config.NumberColumn(format="%.1f")})
+    event = tables.show(table, f"{key}_table_{run.mode}_{every}", on_select="rerun", selection_mode="single-row")
     st.download_button("Kernel table (CSV)", table.to_csv(index=False).encode(), file_name=f"kernels-{run.mode}.csv",
                        mime="text/csv", key=f"{key}_csv_{run.mode}")
     rows = event["selection"]["rows"] if event else []
@@ -122,9 +111,7 @@ def show_stats(session: Session, settings: ChartSettings, key: str) -> None:
     chart(class_stats_figure(runs, settings), f"{key}_classes")
     for run in runs:
         st.markdown(_counts(run))
-        st.dataframe(kernel_stats(run), hide_index=True, key=f"{key}_stats_{run.mode}",
-                     column_config={c: st.column_config.NumberColumn(format="%.1f")
-                                    for c in ("total_us", "mean_us", "share_pct", "per_iteration")})
+        tables.show(kernel_stats(run), f"{key}_stats_{run.mode}", helps=STATS_COLUMNS)
 
 
 def _counts(run: ModeRun) -> str:

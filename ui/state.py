@@ -69,7 +69,13 @@ def results() -> ResultsStore:
 
 
 def presentation() -> bool:
-    return bool(st.session_state.get("presentation", False))
+    """Whether this page presents: the user's toggle is on, or the page always presents (a talk)."""
+    return bool(st.session_state.get("presentation", False) or st.session_state.get("page_presents", False))
+
+
+def set_page_presents(on: bool) -> None:
+    """Mark the page being drawn as one that always presents, or not; every page sets it at its start."""
+    st.session_state["page_presents"] = on
 
 
 def set_presentation(on: bool) -> None:

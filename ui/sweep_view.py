@@ -17,7 +17,7 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session, StrategyRun
-from ui import backend, sections, state
+from ui import backend, sections, state, tables
 
 LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
 VIEWS = ["Latency per call", "Steady state", "Cumulative", "Summary", "Kernels"]
@@ -78,17 +78,17 @@ def show_errors(session: Session) -> None:
 
 
 def show_summary(session: Session) -> None:
-    st.dataframe(sweep_summary(session), hide_index=True, key="s_summary",
-                 column_config={
-                     name: st.column_config.NumberColumn(help=SWEEP_SUMMARY_COLUMNS[name], format=fmt)
-                     for name, fmt in (("compile_total_s", "%.2f"), ("median_steady_ms", "%.4f"),
-                                       ("ratio_vs_static", "%.2f×"), ("total_s", "%.2f"))})
+    tables.show(sweep_summary(session), "s_summary", helps=SWEEP_SUMMARY_COLUMNS,
+                column_config={
+                    name: st.column_config.NumberColumn(help=SWEEP_SUMMARY_COLUMNS[name], format=fmt)
+                    for name, fmt in (("compile_total_s", "%.2f"), ("median_steady_ms", "%.4f"),
+                                      ("ratio_vs_static", "%.2f×"), ("total_s", "%.2f"))})
     reasons = recompile_reasons(session)
     st.markdown("**Recompile (guard failure) reasons**: why Dynamo compiled again")
     if reasons.empty:
         st.caption("No strategy recompiled.")
     else:
-        st.dataframe(reasons, hide_index=True, key="s_reasons", width="stretch")
+        tables.show(reasons, "s_reasons", width="stretch")
 
 
 def pick_strategy(runs: list[StrategyRun], label: str, default: str, key: str) -> StrategyRun:
@@ -112,10 +112,10 @@ def show_kernels(session: Session) -> None:
     st.markdown(f"One call at **{sweep.dimension} {sweep.kernel_size}**, profiled under **{a.strategy}** (A) "
                 f"and **{b.strategy}** (B):")
     diff = strategy_kernel_diff(a, b)
-    st.dataframe(diff, hide_index=True, key=f"s_kernel_diff_{a.strategy}_{b.strategy}",
-                 column_config={"us_a": st.column_config.NumberColumn(f"µs {a.strategy}", format="%.2f"),
-                                "us_b": st.column_config.NumberColumn(f"µs {b.strategy}", format="%.2f"),
-                                "grid_a": f"grid {a.strategy}", "grid_b": f"grid {b.strategy}"})
+    tables.show(diff, f"s_kernel_diff_{a.strategy}_{b.strategy}",
+                column_config={"us_a": st.column_config.NumberColumn(f"µs {a.strategy}", format="%.2f"),
+                               "us_b": st.column_config.NumberColumn(f"µs {b.strategy}", format="%.2f"),
+                               "grid_a": f"grid {a.strategy}", "grid_b": f"grid {b.strategy}"})
     generated = list(dict.fromkeys(
         n for n in diff.name if find_source(a.kernel_sources, n) or find_source(b.kernel_sources, n)))
     if not generated:

@@ -1,26 +1,34 @@
 """`inspect`'s report of a session or trace, as plain JSON-ready values (the CLI's `--json` contract), and the
-sentences that say how a trace was read (what an iteration is, what was left out, what could not be read)."""
+sentences that say how a trace was read (what an iteration is, what was left out, what could not be read).
+
+Plain Python over the run's kernel records: `inspect` imports no pandas."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
-from fusionviz.analysis.kernel_tables import iteration_kernels, iteration_memory_ops
+from fusionviz.analysis.trace_stats import as_records, idle_breakdown, kernel_ranking
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import ModeRun, Session, TraceSummary
 
+TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
 
-def inspect_report(session: Session, name: str) -> dict[str, Any]:
+
+def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -> dict[str, Any]:
     """`{"source", "runs": [{"label", "device", "iterations", "iterations_from", "kernels_per_iteration",
     "memory_ops_per_iteration", "steps", "excluded_kernels", "gpu_busy_fraction", "notes",
-    "kernels": [{"name", "class", "duration_us", "fused_ops"}], "memory_ops": [same shape]}]}`.
+    "kernels": [{"name", "class", "duration_us", "fused_ops"}], "memory_ops": [same shape],
+    "top_kernels": [{"name", "kernel_class", "count", "per_iteration", "total_us", "pct_of_kernel_time", "mean_us",
+    "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
+    "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
+    "kernels", "busy_pct"}]}]}`.
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
     Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
     kernels launched outside every iteration; `iterations_from` is "steps", "trace" (no steps: the whole
-    trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`)."""
+    trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`); `top_kernels` the
+    `top` kernel names by total time over all iterations (all of them when `top` is None) out of
+    `distinct_kernels`; `idle` where each iteration's GPU time went (`trace_stats.StepIdle`)."""
     env = session.environment
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
@@ -29,15 +37,18 @@ def inspect_report(session: Session, name: str) -> dict[str, Any]:
         source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
                   f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
         device = env.device_name or c.device
-    return {"source": source, "runs": [_run_report(r, device, env.device_kind) for r in session.runs]}
+    return {"source": source, "runs": [_run_report(r, device, env.device_kind, top) for r in session.runs]}
 
 
-def _run_report(run: ModeRun, device: str, device_kind: str) -> dict[str, Any]:
+def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None) -> dict[str, Any]:
     summary = run.summary
     if summary is None:
         return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
                 "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
-                "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": []}
+                "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
+                "distinct_kernels": 0, "idle": []}
+    rows = _iteration_rows(run, summary.representative_iteration)
+    ranking = kernel_ranking(run)
     return {
         "label": run.mode, "device": device, "iterations": summary.iterations,
         "iterations_from": summary.iterations_from,
@@ -46,22 +57,33 @@ def _run_report(run: ModeRun, device: str, device_kind: str) -> dict[str, Any]:
         "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
         "gpu_busy_fraction": summary.busy_fraction if device_kind == "cuda" else None,
         "notes": trace_notes(summary),
-        "kernels": _rows(iteration_kernels(run)), "memory_ops": _rows(iteration_memory_ops(run)),
+        "kernels": [_row(r) for r in rows if r["kernel_class"] != MEMORY_CLASS],
+        "memory_ops": [_row(r) for r in rows if r["kernel_class"] == MEMORY_CLASS],
+        "top_kernels": as_records(ranking if top is None else ranking[:top]),
+        "distinct_kernels": len(ranking),
+        "idle": as_records(idle_breakdown(run)),
     }
 
 
-def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us), "fused_ops": list(r.fused_ops)}
-            for r in frame.itertuples()]
+def _iteration_rows(run: ModeRun, iteration: int) -> list[dict[str, Any]]:
+    """The kernel records of one iteration in launch order (a stable sort on start, as the kernel table's)."""
+    return sorted((r for r in run.kernels if r["iteration"] == iteration), key=lambda r: r["start_us"])
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    return {"name": r["name"], "class": r["kernel_class"], "duration_us": float(r["dur_us"]),
+            "fused_ops": list(r["fused_ops"])}
 
 
 def kernels_per_step(run: ModeRun) -> list[int]:
     """Kernels of each profiled iteration, in order (memory operations are not kernels)."""
     if run.summary is None:
         return []
-    frame = run.kernel_frame()
-    kernels = frame[frame.kernel_class != MEMORY_CLASS]
-    return [int((kernels.iteration == i).sum()) for i in range(run.summary.iterations)]
+    counts = [0] * run.summary.iterations
+    for r in run.kernels:
+        if r["kernel_class"] != MEMORY_CLASS and 0 <= r["iteration"] < len(counts):
+            counts[r["iteration"]] += 1
+    return counts
 
 
 def per_iteration(summary: TraceSummary) -> str:

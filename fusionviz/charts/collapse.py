@@ -95,7 +95,8 @@ def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: st
         x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False,
         text=[_label(n, settings) for n in nodes.label],
         textposition="top center" if y == _Y_EAGER else "bottom center",
-        marker={"symbol": "square", "size": settings.font_size * 2.4,
+        # Opacity set: Plotly dims markers whose sizes are an array (a bubble chart), as the animation's are.
+        marker={"symbol": "square", "size": settings.font_size * 2.4, "opacity": 1.0,
                 "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
                 "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
                          "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
@@ -142,48 +143,74 @@ def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings =
     return style(fig, settings, collapse_title(eager, compiled), settings.chart_px)
 
 
+# The animation's stages: eager as it runs, its kernels moving onto the compiled kernel that absorbs them,
+# then merging into it. Each stage is a group of frames, so a button plays one stage and a speaker can talk
+# between them.
+STAGES: tuple[tuple[str, str], ...] = (("move", "② move"), ("merge", "③ merge"))
+_MOVE_END = 0.7  # share of the movie spent moving; the rest merges
+
+
+def _ease(t: float) -> float:
+    return 0.5 - 0.5 * math.cos(math.pi * min(max(t, 0.0), 1.0))
+
+
 def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS,
-                       steps: int = 12) -> go.Figure:
-    """The collapse as a movie: eager kernels slide down into the compiled kernel that absorbed them and
-    merge, then the compiled kernels appear. Play button and slider, for talks."""
+                       steps: int = 30, seconds: float = 4.0) -> go.Figure:
+    """The collapse as a movie a speaker narrates over: eager kernels slide onto the compiled kernel that
+    absorbed them (the compiled kernels wait as faint outlines), then shrink into it as it grows to full
+    size, so several boxes visibly become one; kernels with no counterpart stay where they are.
+
+    `steps` frames in all, played in `seconds`; buttons play one stage at a time (① back to eager, ② move,
+    ③ merge) or everything, and the slider steps frame by frame. The axes never move."""
     nodes, links = collapse_layout(eager, compiled)
     e = nodes[nodes.side == "eager"].reset_index(drop=True)
     c = nodes[nodes.side == "compiled"].reset_index(drop=True)
     target = links.groupby("eager_index").compiled_index.first().to_dict()
     end_x = [float(c.x[target[i]]) if i in target else float(e.x[i]) for i in range(len(e))]
-    end_y = [_Y_COMPILED if i in target else _Y_EAGER for i in range(len(e))]
+    size = settings.font_size * 2.4
 
     def state(t: float) -> list[go.Scatter]:
-        # Eager boxes move (ease-in-out) and fade out as they arrive; compiled boxes fade in at the end.
-        s = 0.5 - 0.5 * math.cos(math.pi * t)
-        moving = e.assign(x=[x0 + (x1 - x0) * s for x0, x1 in zip(e.x, end_x, strict=True)])
-        eager_trace = _node_trace(moving, _Y_EAGER, settings, "eager")
-        eager_trace.y = [_Y_EAGER + (y1 - _Y_EAGER) * s for y1 in end_y]
-        eager_trace.marker.opacity = [1.0 if i not in target else max(0.0, 1 - max(0.0, t - 0.8) * 5)
-                                      for i in range(len(e))]
-        eager_trace.text = [n if t < 0.5 else "" for n in eager_trace.text]
+        move, merge = _ease(t / _MOVE_END), _ease((t - _MOVE_END) / (1 - _MOVE_END))
+        eager_trace = _node_trace(e, _Y_EAGER, settings, "eager")
+        eager_trace.x = [x0 + (x1 - x0) * move for x0, x1 in zip(e.x, end_x, strict=True)]
+        eager_trace.y = [_Y_EAGER + (_Y_COMPILED - _Y_EAGER) * move if i in target else _Y_EAGER
+                         for i in range(len(e))]
+        eager_trace.marker.size = [size * (1 - merge) if i in target else size for i in range(len(e))]
+        eager_trace.text = [n if t == 0 else "" for n in eager_trace.text]
         compiled_trace = _node_trace(c, _Y_COMPILED, settings, compiled.mode)
-        compiled_trace.marker.opacity = min(1.0, max(0.0, (t - 0.7) / 0.3))
-        compiled_trace.text = [n if t >= 0.85 else "" for n in compiled_trace.text]
+        compiled_trace.marker.size = size * (0.45 + 0.55 * merge)
+        compiled_trace.marker.opacity = 0.25 + 0.75 * merge
+        compiled_trace.text = [n if merge >= 1 else "" for n in compiled_trace.text]
         return [eager_trace, compiled_trace]
 
     times = [i / steps for i in range(steps + 1)]
-    fig = go.Figure(data=state(0.0), frames=[go.Frame(data=state(t), name=f"{t:.2f}") for t in times])
+    frames = [go.Frame(data=state(t), name=str(i), group="move" if t <= _MOVE_END else "merge")
+              for i, t in enumerate(times)]
+    fig = go.Figure(data=state(0.0), frames=frames)
+    _class_legend(fig, list(nodes.kernel_class))
     width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
-    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8], fixedrange=True)
     fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
-                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
-    play = {"frame": {"duration": 120, "redraw": True}, "transition": {"duration": 100}, "fromcurrent": False}
+                     range=[-0.6, 1.6], showgrid=False, zeroline=False, fixedrange=True)
+    frame_ms = 1000 * seconds / steps
+
+    def play(what: object) -> dict[str, object]:
+        return {"label": "", "method": "animate", "args": [what, {
+            "frame": {"duration": frame_ms, "redraw": True}, "transition": {"duration": 0},
+            "mode": "immediate", "fromcurrent": False}]}
+
+    jump = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
+    buttons = [{"label": "① eager", "method": "animate", "args": [["0"], jump]},
+               *({**play(group), "label": label} for group, label in STAGES),
+               {**play(None), "label": "▶ all"}]
     fig.update_layout(
-        updatemenus=[{"type": "buttons", "showactive": False, "x": 0, "y": -0.08, "xanchor": "left",
-                      "buttons": [{"label": "▶ play", "method": "animate", "args": [None, play]},
-                                  {"label": "⟲ eager", "method": "animate",
-                                   "args": [[f"{times[0]:.2f}"], {"mode": "immediate",
-                                                                  "frame": {"duration": 0, "redraw": True}}]}]}],
-        sliders=[{"x": 0.2, "len": 0.8, "y": -0.02, "currentvalue": {"visible": False},
-                  "steps": [{"label": "", "method": "animate",
-                             "args": [[f"{t:.2f}"], {"mode": "immediate", "frame": {"duration": 0, "redraw": True}}]}
-                            for t in times]}],
+        updatemenus=[{"type": "buttons", "direction": "left", "showactive": False, "x": 1, "xanchor": "right",
+                      "y": 1.0, "yanchor": "bottom", "pad": {"b": 4}, "font": {"size": settings.font_size},
+                      "buttons": buttons}],
+        sliders=[{"x": 0, "len": 1, "y": 0, "yanchor": "top", "pad": {"t": 4}, "currentvalue": {"visible": False},
+                  "ticklen": 0, "font": {"size": 1},
+                  "steps": [{"label": "", "method": "animate", "args": [[f.name], jump]} for f in frames]}],
     )
-    return style(fig, settings, f"From eager to {compiled.mode}: {collapse_title(eager, compiled)}",
-                  settings.chart_px + 60)
+    fig = style(fig, settings, f"eager → {collapse_title(eager, compiled)}", settings.chart_px + 60)
+    fig.update_layout(margin={"b": 50})  # the slider sits in the bottom margin
+    return fig

@@ -69,40 +69,53 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("compile_s", "compile s"),
     ("break_even_calls", "break-even calls"),
 )
+_METRIC_TEXT = {"kernels_per_iteration": "{:g}", "busy_pct": "{:.0f}%", "compile_s": "{:.2g} s",
+                "break_even_calls": "{:,.0f}"}
+NO_PAYBACK = "No compiled mode is clearly<br>faster than eager, so no<br>compile time is paid back"
 
 
 def metric_rows(session: Session) -> pd.DataFrame:
-    """Long table (mode, metric, title, value, text) of the companion metrics; break-even of a compiled
-    mode that is not faster reads 'never'."""
+    """Long table (mode, metric, title, value, text) of the companion metrics that have a value: compile
+    time for compiled modes only, break-even calls only for modes that pay back (clearly faster)."""
     table = summary_table(session)
     table = table[table.status == "ok"]
-    rows = []
-    for column, title in METRICS:
-        for mode, value in zip(table["mode"], table[column], strict=True):
-            if column in ("compile_s", "break_even_calls") and mode == "eager":
-                continue
-            missing = value is None or pd.isna(value)
-            text = ("never" if column == "break_even_calls" else "–") if missing else f"{value:,.3g}"
-            rows.append({"mode": mode, "metric": column, "title": title,
-                         "value": 0.0 if missing else float(value), "text": text})
+    rows = [{"mode": mode, "metric": column, "title": title, "value": float(value),
+             "text": _METRIC_TEXT[column].format(value)}
+            for column, title in METRICS
+            for mode, value in zip(table["mode"], table[column], strict=True)
+            if value is not None and not pd.isna(value)
+            and not (column in ("compile_s", "break_even_calls") and mode == "eager")]
     return pd.DataFrame(rows, columns=["mode", "metric", "title", "value", "text"])
 
 
-def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
-    """Small bars per metric: kernels per iteration, busy %, compile time and break-even calls."""
+def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS, title: str = "Per mode"
+                   ) -> go.Figure:
+    """Small bars per metric: kernels per iteration, busy %, compile time, and break-even calls of the modes
+    that pay back (a sentence where none does). Metrics a session has no values for (a pair of plain
+    traces has no compile time and no timing) are left out."""
     long = metric_rows(session)
     modes = list(dict.fromkeys(long["mode"]))
-    # Two by two, horizontal bars on one shared list of modes: long mode names read on the left column only.
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in METRICS], shared_yaxes=True,
-                        horizontal_spacing=0.06, vertical_spacing=0.18)
-    for i, (metric, _) in enumerate(METRICS):
+    timed = summary_table(session).verdict.notna().any()
+    shown = [(m, t) for m, t in METRICS if (long.metric == m).any() or (m == "break_even_calls" and timed)]
+    cols = 2
+    rows_n = max(1, (len(shown) + 1) // 2)
+    # Horizontal bars on one shared list of modes: long mode names read on the left column only.
+    fig = make_subplots(rows=rows_n, cols=cols, subplot_titles=[t for _, t in shown], shared_yaxes=True,
+                        horizontal_spacing=0.06, vertical_spacing=0.18 if rows_n > 1 else 0.0)
+    for i, (metric, _) in enumerate(shown):
         rows = long[long.metric == metric]
+        where = {"row": i // cols + 1, "col": i % cols + 1}
         fig.add_trace(go.Bar(y=rows["mode"], x=rows.value, text=rows.text, textposition="outside", orientation="h",
                              cliponaxis=False, showlegend=False, hovertemplate="%{y}: %{text}<extra></extra>",
                              marker_color=["#7F7F7F" if m == "eager" else "#4C78A8" for m in rows["mode"]]),
-                      row=i // 2 + 1, col=i % 2 + 1)
+                      **where)
         top = float(rows.value.max()) if len(rows) else 0.0
-        fig.update_xaxes(range=[0, (top or 1.0) * 1.45], row=i // 2 + 1, col=i % 2 + 1, gridcolor="#EEEEEE")
+        fig.update_xaxes(range=[0, (top or 1.0) * 1.45], gridcolor="#EEEEEE", visible=bool(len(rows)), **where)
+        if rows.empty:
+            fig.update_yaxes(showgrid=False, **where)
+            n = "" if i == 0 else str(i + 1)  # subplots' axes are x, x2, x3…
+            fig.add_annotation(text=NO_PAYBACK, showarrow=False, x=0.5, y=0.5, xref=f"x{n} domain",
+                               yref=f"y{n} domain")
     fig.update_yaxes(categoryorder="array", categoryarray=modes, autorange="reversed")
     fig.update_annotations(font_size=settings.font_size)
-    return style(fig, settings, "Per mode", max(settings.chart_px, 200 + 2 * settings.lane_px // 3 * len(modes)))
+    return style(fig, settings, title, max(settings.chart_px, 200 + 2 * settings.lane_px // 3 * len(modes) * rows_n))

@@ -57,8 +57,9 @@ def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> g
         hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
         plot_bgcolor="white",
     )
-    # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font.
-    axis = {"tickfont": {"size": settings.font_size}, "title_font": {"size": settings.font_size}}
+    # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font. Margins
+    # grow to fit tick labels, so the longest mode name is never cut, whatever size the chart is drawn at.
+    axis = {"tickfont": {"size": settings.font_size}, "title_font": {"size": settings.font_size}, "automargin": True}
     fig.update_xaxes(**axis)
     fig.update_yaxes(**axis)
     return fig

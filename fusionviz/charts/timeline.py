@@ -1,11 +1,22 @@
-"""The kernel timeline: one block per mode, kernels coloured by class over a thin CPU lane, compiled regions
-shaded and graph breaks marked, on one µs axis shared by all modes."""
+"""The kernel timeline: one block per mode, kernels coloured by class over a thin CPU lane (one kernel lane per
+CUDA stream), compiled regions shaded and graph breaks marked, on one µs axis shared by all modes.
+
+Small timelines are SVG bars. Large ones (more than SVG_BARS bars) are drawn at a level of detail, each lane
+as the cells of a one-row heatmap, which the browser paints as one image (a zoom or pan of tens of thousands
+of bars redraws in a fraction of a second, where SVG bars or WebGL lines take seconds without a GPU): a window
+holding at most DETAIL_KERNELS kernels draws every kernel as its own cell (exact start and end, class colour,
+hover), with invisible WebGL markers to click; a wider one cuts each lane into BINS slices of time shaded by
+how busy the lane is in each (`lane_bins`). The window is chosen by the caller (a box drawn on the chart, a
+step); the scroll wheel zooms and the axes pan in the browser without a round trip.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -19,13 +30,14 @@ from fusionviz.charts.style import (
     ChartSettings,
     style,
 )
-from fusionviz.records.kernels import KERNEL_CLASSES
+from fusionviz.records.kernels import KERNEL_CLASSES, short_name
 from fusionviz.records.session import Session
 from fusionviz.records.trace import COMPILED_REGION, compiled_frame
 
 TIMELINE_COLUMNS: dict[str, str] = {
     "mode": "the mode (lane) the bar belongs to",
     "lane": "'kernel', 'cpu', 'graph_call' or 'region'",
+    "stream": "CUDA stream of a kernel bar (its lane within the mode's block); -1 otherwise",
     "y": "vertical position (mode blocks top to bottom)",
     "row": "row of the mode's kernel table (kernel lane) or CPU op table (others)",
     "iteration": "profiled iteration",
@@ -41,7 +53,25 @@ TIMELINE_COLUMNS: dict[str, str] = {
 }
 _KERNEL_Y, _CPU_Y, _CALL_Y, _REGION_Y = 0.0, 0.62, 0.86, 0.36
 _KERNEL_W, _CPU_W, _CALL_W, _REGION_W = 0.7, 0.3, 0.12, 1.3
-BLOCK = 1.6  # vertical distance between two modes' blocks
+BLOCK = 1.6  # vertical distance between two modes' blocks (a mode with one stream)
+STREAM_GAP = 0.85  # each further stream of a mode adds a kernel lane this far below the previous one
+
+SVG_BARS = 4_000  # up to this many bars, SVG bars (as drawn since the first version); more: WebGL
+DETAIL_KERNELS = 6_000  # a WebGL window with at most this many kernels draws each one; more: time slices
+BINS = 1_200  # time slices per lane when aggregated
+HIGHLIGHT_COLOUR = "#D62728"
+REGIONS_DRAWN = 200  # compiled regions shaded at most on a large timeline
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One horizontal lane: a mode's kernels on one stream, or its CPU lane."""
+
+    mode: str
+    kind: str  # "kernel" or "cpu"
+    stream: int
+    y: float
+    label: str
 
 
 def _iteration_offsets(kernels: pd.DataFrame, cpu: pd.DataFrame, iterations: list[int]) -> dict[int, float]:
@@ -54,47 +84,79 @@ def _iteration_offsets(kernels: pd.DataFrame, cpu: pd.DataFrame, iterations: lis
     return offsets
 
 
-def _cpu_lane(category: str, name: str) -> str:
-    """Ops and launches share the CPU lane; a compiled region shades the block; a graph call is a strip."""
-    if category != "region":
-        return "cpu"
-    return "region" if name.startswith(COMPILED_REGION) else "graph_call"
+def _streams(kernels: pd.DataFrame) -> list[int]:
+    return sorted(int(v) for v in kernels.stream.unique()) if len(kernels) else [-1]
 
 
-def timeline_bars(session: Session, all_iterations: bool = False) -> pd.DataFrame:
+def timeline_bars(session: Session, all_iterations: bool = False, iteration: int | None = None) -> pd.DataFrame:
     """Bars of the timeline: kernels, CPU ops, graph calls and compiled regions of each drawable mode.
 
-    One steady iteration per mode (its representative one) by default; with `all_iterations` every
-    profiled iteration, laid end to end.
+    One steady iteration per mode (its representative one) by default, or `iteration` where a mode has it;
+    with `all_iterations` every profiled iteration, laid end to end. A mode whose kernels ran on several
+    streams gets one kernel lane per stream, the lowest stream first.
     """
     frames = []
-    for block, run in enumerate(drawable_runs(session)):
+    y0 = 0.0
+    for run in drawable_runs(session):
         assert run.summary is not None
         kernels, cpu = run.kernel_frame(), run.cpu_op_frame()
-        iterations = sorted(set(kernels.iteration) | set(cpu.iteration)) if all_iterations else [
-            run.summary.representative_iteration]
+        if all_iterations:
+            iterations = sorted(set(kernels.iteration) | set(cpu.iteration))
+        elif iteration is not None and 0 <= iteration < run.summary.iterations:
+            iterations = [iteration]
+        else:
+            iterations = [run.summary.representative_iteration]
         offsets = _iteration_offsets(kernels, cpu, iterations)
-        y0 = block * BLOCK
         k = kernels[kernels.iteration.isin(iterations)]
+        streams = _streams(kernels)
+        below = (len(streams) - 1) * STREAM_GAP  # the CPU lane and the regions move down by the extra lanes
+        lane_y = {s: y0 + _KERNEL_Y + i * STREAM_GAP for i, s in enumerate(streams)}
+        shift = pd.Series(offsets, dtype=float)
         frames.append(pd.DataFrame({
-            "mode": run.mode, "lane": "kernel", "y": y0 + _KERNEL_Y, "row": k.index,
+            "mode": run.mode, "lane": "kernel", "stream": k.stream.astype(int),
+            "y": k.stream.map(pd.Series(lane_y, dtype=float)).astype(float), "row": k.index,
             "iteration": k.iteration, "name": k.name, "kind": k.kernel_class,
-            "start_us": k.start_us + k.iteration.map(offsets), "dur_us": k.dur_us, "at_us": k.start_us,
+            "start_us": k.start_us + k.iteration.map(shift), "dur_us": k.dur_us, "at_us": k.start_us,
             "grid": k.grid, "block": k.block, "input_shapes": k.input_shapes,
-            "fused_ops": k.fused_ops.map(lambda ops: ", ".join(ops)),
+            "fused_ops": k.fused_ops.map(", ".join),
         }))
         c = cpu[cpu.iteration.isin(iterations)]
-        lane = pd.Series([_cpu_lane(cat, name) for cat, name in zip(c.category, c.name, strict=True)],
-                         index=c.index, dtype=object)
-        y = lane.map({"cpu": _CPU_Y, "graph_call": _CALL_Y, "region": _REGION_Y}) + y0
+        region = (c.category == "region").to_numpy()
+        compiled = c.name.astype(str).str.startswith(COMPILED_REGION).to_numpy(dtype=bool)
+        # Ops and launches share the CPU lane; a compiled region shades the block; a graph call is a strip.
+        lane = np.where(region, np.where(compiled, "region", "graph_call"), "cpu")
+        y = np.where(region, np.where(compiled, _REGION_Y + below / 2, _CALL_Y + below), _CPU_Y + below) + y0
         frames.append(pd.DataFrame({
-            "mode": run.mode, "lane": lane, "y": y, "row": c.index, "iteration": c.iteration, "name": c.name,
-            "kind": c.category, "start_us": c.start_us + c.iteration.map(offsets), "dur_us": c.dur_us,
-            "at_us": c.start_us, "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
+            "mode": run.mode, "lane": pd.Series(lane, index=c.index, dtype=object), "stream": -1,
+            "y": pd.Series(y, index=c.index), "row": c.index, "iteration": c.iteration,
+            "name": c.name, "kind": c.category, "start_us": c.start_us + c.iteration.map(shift),
+            "dur_us": c.dur_us, "at_us": c.start_us, "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
         }))
+        y0 += BLOCK + below
     if not frames:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
     return pd.concat(frames, ignore_index=True)[list(TIMELINE_COLUMNS)]
+
+
+def timeline_lanes(session: Session, bars: pd.DataFrame) -> list[Lane]:
+    """The lanes of `bars`, top to bottom: each mode's kernel lanes (one per stream), then its CPU lane."""
+    lanes: list[Lane] = []
+    for run in drawable_runs(session):
+        mine = bars[bars["mode"] == run.mode]
+        kernels = mine[mine.lane == "kernel"]
+        streams = sorted({(float(y), int(s)) for y, s in zip(kernels.y, kernels.stream, strict=True)})
+        top = min([y for y, _ in streams] + [float(mine.y.min()) if len(mine) else 0.0])
+        if not streams:
+            streams = [(top, -1)]
+        for i, (y, stream) in enumerate(streams):
+            if len(streams) == 1:
+                label = f"<b>{run.mode}</b>"
+            else:
+                label = f"<b>{run.mode}</b> · stream {stream}" if i == 0 else f"stream {stream}"
+            lanes.append(Lane(run.mode, "kernel", stream, y, label))
+        cpu_y = streams[-1][0] - _KERNEL_Y + _CPU_Y
+        lanes.append(Lane(run.mode, "cpu", -1, cpu_y, "CPU"))
+    return lanes
 
 
 def break_markers(session: Session, bars: pd.DataFrame) -> pd.DataFrame:
@@ -164,15 +226,45 @@ def _bar(rows: pd.DataFrame, name: str, colour: str, width: float, hover: str, *
 
 
 def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSettings = DEFAULT_SETTINGS,
-                    title: str | None = None) -> go.Figure:
+                    title: str | None = None, *, window: tuple[float, float] | None = None,
+                    search: str = "") -> go.Figure:
     """One block per mode, eager on top: kernels coloured by class, a thin CPU lane under them, compiled
-    regions shaded and graph breaks marked, on one numeric µs axis shared by all modes."""
+    regions shaded and graph breaks marked, on one numeric µs axis shared by all modes. Kernels whose name
+    contains `search` (any case) are marked. Large timelines are drawn with WebGL within `window` (µs on
+    the shared axis; everything when None), every kernel or time slices as the window's kernel count allows."""
+    lanes = timeline_lanes(session, bars)
+    text = title or "Kernel timeline: one steady iteration per mode"
+    if len(bars) > SVG_BARS:
+        fig = _webgl_figure(session, bars, lanes, window, search)
+    else:
+        fig = _svg_figure(session, bars, search)
+    bottom = max(lane.y for lane in lanes) if lanes else 0.0
+    fig.update_yaxes(tickvals=[lane.y for lane in lanes], ticktext=[lane.label for lane in lanes],
+                     autorange="reversed", showgrid=False, zeroline=False, range=[bottom + 0.5, -0.6])
+    fig.update_xaxes(title_text="µs from the start of the iteration", showgrid=True, gridcolor="#EEEEEE",
+                     rangemode="tozero")
+    if window is not None and len(bars) > SVG_BARS:
+        fig.update_xaxes(range=list(window), rangemode="normal")
+    # Zoomed out, a box drawn on the chart asks for the kernels in it (`select`); once each kernel is drawn a
+    # box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
+    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select",
+                      dragmode="select" if level_of_detail(bars, window) == "bins" else "zoom")
+    blocks = len(drawable_runs(session))
+    extra = max(len(lanes) - 2 * blocks, 0)  # further streams' lanes
+    height = 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
+    return style(fig, settings, text, height)
+
+
+def _svg_figure(session: Session, bars: pd.DataFrame, search: str) -> go.Figure:
     fig = go.Figure()
     regions = bars[bars.lane == "region"]
     if len(regions):
         # Not hoverable: the band lies under the kernel bars, and a click must pick the kernel.
         band = _bar(regions, "compiled region", REGION_FILL, _REGION_W, _CPU_HOVER)
         band.hoverinfo, band.hovertemplate = "skip", None
+        widths = _region_widths(bars, regions)
+        if widths is not None:
+            band.width = widths
         fig.add_trace(band)
     kernels = bars[bars.lane == "kernel"]
     for kernel_class in KERNEL_CLASSES:
@@ -187,6 +279,27 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
     calls = bars[bars.lane == "graph_call"]
     if len(calls):
         fig.add_trace(_bar(calls, "compiled graph call", CPU_COLOURS["graph_call"], _CALL_W, _CPU_HOVER))
+    matches = matching_kernels(bars, search)
+    if len(matches):
+        mark = _bar(matches, f"matches “{search}”", "rgba(0,0,0,0)", _KERNEL_W, _KERNEL_HOVER)
+        mark.marker.line = {"width": 2.5, "color": HIGHLIGHT_COLOUR}
+        mark.hoverinfo, mark.hovertemplate = "skip", None
+        fig.add_trace(mark)
+    _add_breaks(fig, session, bars)
+    return fig
+
+
+def _region_widths(bars: pd.DataFrame, regions: pd.DataFrame) -> list[float] | None:
+    """Band heights of compiled regions: a mode with several kernel lanes gets a taller band; None when every
+    mode has one lane (one width for all, as before)."""
+    kernels = bars[bars.lane == "kernel"]
+    lanes = kernels.groupby("mode").stream.nunique() if len(kernels) else pd.Series(dtype=int)
+    if len(lanes) == 0 or lanes.max() <= 1:
+        return None
+    return [_REGION_W + (int(lanes.get(m, 1)) - 1) * STREAM_GAP for m in regions["mode"]]
+
+
+def _add_breaks(fig: go.Figure, session: Session, bars: pd.DataFrame) -> None:
     breaks = break_markers(session, bars)
     if len(breaks):
         fig.add_trace(go.Scatter(
@@ -197,16 +310,172 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
         ))
         for x in breaks.x_us:
             fig.add_vline(x=x, line={"color": BREAK_COLOUR, "width": 1, "dash": "dot"})
-    runs = drawable_runs(session)
-    ticks = [b * BLOCK + y for b in range(len(runs)) for y in (_KERNEL_Y, _CPU_Y)]
-    labels = [text for r in runs for text in (f"<b>{r.mode}</b>", "CPU")]
-    fig.update_yaxes(tickvals=ticks, ticktext=labels, autorange="reversed", showgrid=False, zeroline=False,
-                     range=[len(runs) * BLOCK - 0.5, -0.6])
-    fig.update_xaxes(title_text="µs from the start of the iteration", showgrid=True, gridcolor="#EEEEEE",
-                     rangemode="tozero")
-    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select", dragmode="zoom")
-    text = title or "Kernel timeline: one steady iteration per mode"
-    return style(fig, settings, text, 150 + settings.title_size + settings.lane_px * max(len(runs), 1))
+
+
+def matching_kernels(bars: pd.DataFrame, search: str) -> pd.DataFrame:
+    """The kernel bars whose name contains `search`, in any case (none for an empty search)."""
+    text = search.strip()
+    if not text:
+        return bars.iloc[0:0]
+    kernels = bars[bars.lane == "kernel"]
+    return kernels[kernels.name.str.contains(text, case=False, regex=False)]
+
+
+def in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> pd.DataFrame:
+    """The bars that overlap `window` (all of them when None)."""
+    if window is None:
+        return bars
+    start, end = window
+    return bars[(bars.start_us < end) & (bars.start_us + bars.dur_us > start)]
+
+
+def level_of_detail(bars: pd.DataFrame, window: tuple[float, float] | None) -> str:
+    """"svg" (few bars: every bar as SVG), "kernels" (every kernel in the window, WebGL) or "bins" (time
+    slices): what `timeline_figure` draws for these bars in this window."""
+    if len(bars) <= SVG_BARS:
+        return "svg"
+    shown = in_window(bars, window)
+    return "kernels" if int((shown.lane == "kernel").sum()) <= DETAIL_KERNELS else "bins"
+
+
+_CPU_KINDS = ("op", "launch", "graph_call")
+
+
+def _colourscale(colours: list[str]) -> list[list[Any]]:
+    """A discrete colour scale: code i (of len(colours)) is drawn in colours[i]."""
+    n = len(colours)
+    scale: list[list[Any]] = []
+    for i, colour in enumerate(colours):
+        scale += [[i / n, colour], [(i + 1) / n, colour]]
+    return scale
+
+
+def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], text: np.ndarray | None,
+           name: str) -> go.Heatmap:
+    """One lane's bars as the cells of a one-row heatmap: cell edges at every bar's start and end, a bar's
+    cell coloured by its code, the gaps between bars empty. The browser draws it as one image, so it redraws
+    a zoom or a pan of thousands of bars in a fraction of what SVG bars or WebGL lines take."""
+    order = np.argsort(rows.start_us.to_numpy(dtype=float), kind="stable")
+    starts = rows.start_us.to_numpy(dtype=float)[order]
+    ends = starts + rows.dur_us.to_numpy(dtype=float)[order]
+    edges = np.empty(2 * len(starts))
+    edges[0::2], edges[1::2] = starts, ends
+    edges = np.maximum.accumulate(edges)  # a bar inside the previous one (overlap) keeps its start, ends there
+    z = np.full(len(edges) - 1, np.nan)
+    z[0::2] = codes[order]
+    cells = go.Heatmap(x=edges, y=[y], z=[z], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
+                       showscale=False, hoverongaps=False, name=name, hoverinfo="skip")
+    if text is not None:  # else the lane's hover comes from elsewhere (the kernels' click markers)
+        labels = np.full(len(edges) - 1, "", dtype=object)
+        labels[0::2] = text[order]
+        cells.update(text=[labels], hovertemplate="%{text}<extra></extra>", hoverinfo=None)
+    return cells
+
+
+def _kernel_text(rows: pd.DataFrame) -> np.ndarray:
+    return np.array([f"<b>{short}</b><br>{mode} · {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs in iteration {it}"
+                     for short, mode, kind, dur, at, it in zip(rows.name.map(short_name), rows["mode"], rows.kind,
+                                                               rows.dur_us, rows.at_us, rows.iteration, strict=True)],
+                    dtype=object)
+
+
+def _cpu_text(rows: pd.DataFrame) -> np.ndarray:
+    return np.array([f"<b>{name}</b><br>{mode} · CPU {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs"
+                     for name, mode, kind, dur, at in zip(rows.name, rows["mode"], rows.kind, rows.dur_us, rows.at_us,
+                                                          strict=True)], dtype=object)
+
+
+def _webgl_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None,
+                  search: str) -> go.Figure:
+    """Kernels in the window one by one (heatmap cells per lane, WebGL markers to click), or time slices."""
+    fig = go.Figure()
+    shown = in_window(bars, window)
+    kernels = shown[shown.lane == "kernel"]
+    matches = matching_kernels(shown, search)
+    if len(kernels) <= DETAIL_KERNELS:
+        classes = {c: i for i, c in enumerate(KERNEL_CLASSES)}
+        colours = [CLASS_COLOURS[c] for c in KERNEL_CLASSES]
+        for y in sorted(kernels.y.unique()):
+            rows = kernels[kernels.y == y]
+            codes = rows.kind.map(classes).fillna(classes["other"]).to_numpy(dtype=float)
+            fig.add_trace(_cells(rows, float(y), codes, colours, None, "kernels"))
+        cpu = shown[shown.lane.isin(["cpu", "graph_call"])]
+        kinds = {k: i for i, k in enumerate(_CPU_KINDS)}
+        for y in sorted(cpu.y.unique()):
+            rows = cpu[cpu.y == y]
+            codes = rows.kind.where(rows.lane != "graph_call", "graph_call").map(kinds).fillna(0).to_numpy(dtype=float)
+            fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], _cpu_text(rows), "CPU"))
+        for y in sorted(matches.y.unique()):
+            rows = matches[matches.y == y]
+            fig.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None,
+                                 f"matches “{search.strip()}”"))
+        # Invisible WebGL markers at the kernels' middles carry their hover, and a click there selects the
+        # kernel (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).
+        custom = kernels[["mode", "row"]].assign(**{f"_{i}": "" for i in range(5)}, kind=kernels.kind)
+        fig.add_trace(go.Scattergl(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
+                                   marker={"size": 16, "color": "rgba(0,0,0,0)"},
+                                   customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
+                                   hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
+        for kernel_class in KERNEL_CLASSES:  # legend entries: the cells carry no legend of their own
+            if (kernels.kind == kernel_class).any():
+                fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,
+                                         marker={"symbol": "square", "size": 12, "color": CLASS_COLOURS[kernel_class]}))
+    else:
+        fig.add_trace(_bins_trace(shown[shown.lane.isin(["kernel", "cpu"])], lanes, window, bars, "busy"))
+        if len(matches):
+            fig.add_trace(_bins_trace(matches, [lane for lane in lanes if lane.kind == "kernel"], window, bars,
+                                      f"matches “{search.strip()}”", colour=HIGHLIGHT_COLOUR))
+    regions = shown[shown.lane == "region"]
+    for region in regions.iloc[:REGIONS_DRAWN].itertuples():
+        fig.add_vrect(x0=region.start_us, x1=region.start_us + region.dur_us, fillcolor=REGION_FILL, line_width=0,
+                      layer="below")
+    _add_breaks(fig, session, shown)
+    return fig
+
+
+def lane_bins(rows: pd.DataFrame, lane_ys: list[float], edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each lane (by its y) and each time slice between consecutive `edges`: the fraction of the slice
+    its bars cover (summed, so overlapping bars count twice, capped at 1) and how many bars start in it.
+
+    The covered time up to t is Σ over bars of clip(t − start, 0, dur): evaluated at every edge from the
+    bars' sorted starts and ends, in O((bars + edges) · log bars)."""
+    busy = np.zeros((len(lane_ys), len(edges) - 1))
+    counts = np.zeros((len(lane_ys), len(edges) - 1), dtype=int)
+    widths = np.diff(edges)
+    for i, y in enumerate(lane_ys):
+        mine = rows[rows.y == y]
+        if not len(mine):
+            continue
+        starts = np.sort(mine.start_us.to_numpy(dtype=float))
+        ends = np.sort((mine.start_us + mine.dur_us).to_numpy(dtype=float))
+        covered = _covered(starts, edges) - _covered(ends, edges)
+        busy[i] = np.minimum(np.diff(covered) / widths, 1.0)
+        counts[i] = np.histogram(starts, bins=edges)[0]
+    return busy, counts
+
+
+def _covered(points: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Σ over points p < t of (t − p), at each t in edges (points sorted)."""
+    before = np.searchsorted(points, edges, side="left")
+    sums = np.concatenate([[0.0], np.cumsum(points)])
+    return edges * before - sums[before]
+
+
+def _bins_trace(rows: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None, bars: pd.DataFrame,
+                what: str, colour: str | None = None) -> go.Heatmap:
+    if window is None:
+        window = (float(bars.start_us.min()), float((bars.start_us + bars.dur_us).max()))
+    edges = np.linspace(window[0], window[1], BINS + 1)
+    ys = [lane.y for lane in lanes]
+    busy, counts = lane_bins(rows, ys, edges)
+    centres = (edges[:-1] + edges[1:]) / 2
+    custom = np.dstack([counts, np.broadcast_to(edges[:-1], counts.shape), np.broadcast_to(edges[1:], counts.shape)])
+    return go.Heatmap(
+        x=centres, y=ys, z=np.where(busy > 0, busy, np.nan), zmin=0, zmax=1,
+        colorscale=[[0, "#C9D7EA"], [1, "#1F3F6E"]] if colour is None else [[0, colour], [1, colour]],
+        showscale=False, name=f"{what} (time slices)", customdata=custom, ygap=6 if colour is None else 14,
+        hovertemplate=("%{z:.0%} busy from %{customdata[1]:.1f} to %{customdata[2]:.1f} µs"
+                       "<br>%{customdata[0]} start here · drag a box to see each one<extra></extra>"))
 
 
 def selected_kernel(points: list[dict[str, Any]]) -> tuple[str, int] | None:

@@ -4,13 +4,13 @@ Session, so that both draw with the same views. No torch: opening a file costs r
 from __future__ import annotations
 
 import dataclasses
-import json
+import zlib
 from typing import Any
 
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
-from fusionviz.records.trace import IterationChoice, ParsedTrace, parse_trace
+from fusionviz.records.trace import IterationChoice, ParsedTrace, TraceDocument, gunzip, parse_trace, read_document
 
 
 def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice = "steps") -> Session:
@@ -28,7 +28,9 @@ def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice
 def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
     """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Raises
     SessionFileError, and ConfigError when `iterations` does not apply to the trace."""
-    data = read_json_bytes(raw, name)
+    data = _read(raw, name)
+    if isinstance(data, TraceDocument) and data.kind == SESSION_KIND:
+        data = read_json_bytes(raw, name)  # a session: every field, with the standard library
     if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
         session = Session.from_dict(data)
         session.source = "recorded"
@@ -42,6 +44,19 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
 
 
+def _read(raw: bytes, name: str) -> Any:
+    """A file's JSON: a TraceDocument (with msgspec: the trace's events, only the fields read), or the standard
+    library's values; a SessionFileError naming the file when it is not gzip or not JSON."""
+    try:
+        text = gunzip(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from exc
+    try:
+        return read_document(text)
+    except ValueError:
+        return read_json_bytes(text, name)  # raises with the message that names the problem
+
+
 def _reread(run: ModeRun, name: str) -> None:
     """Read a run's kept Chrome trace again with this version's reader: the kernel tables and per-iteration
     figures are derived from it, so a session recorded before a change in counting shows today's figures."""
@@ -49,14 +64,14 @@ def _reread(run: ModeRun, name: str) -> None:
     if trace is None:
         return
     try:
-        _keep(run, parse_trace(json.loads(trace)))
+        _keep(run, parse_trace(trace))
     except (TraceError, ValueError, OSError) as exc:
         raise SessionFileError(f"{name}: the profiler trace kept for {run.mode} is damaged: {exc}") from exc
 
 
 def _keep(run: ModeRun, parsed: ParsedTrace) -> None:
-    run.kernels = parsed.kernels.to_dict("records")
-    run.cpu_ops = parsed.cpu_ops.to_dict("records")
+    run.kernels = parsed.kernel_records()
+    run.cpu_ops = parsed.cpu_op_records()
     run.summary = parsed.summary
 
 

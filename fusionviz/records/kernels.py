@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from fusionviz.errors import SessionFileError
+
+if TYPE_CHECKING:  # imported where a frame is built: reading a trace and `inspect` need no pandas
+    import pandas as pd
 
 # The kernel table: one row per device event per profiled iteration: each kernel, and each memory operation
 # (Memcpy/Memset, `kernel_class` "memory", counted apart from kernels); on the CPU, each top-level compute call.
@@ -33,6 +34,8 @@ KERNEL_COLUMNS: dict[str, str] = {
     "fused_ops": "the source ATen ops the kernel covers (from its Inductor name, or its launching op)",
     "source_file": "the generated source file of an Inductor kernel; '' otherwise",
     "graph": "the compiled graph it ran in ('## Call CompiledFxGraph' key); '' outside compiled code",
+    "launch_us": "start of the runtime call that launched it, in µs from the iteration's start; None where the "
+                 "trace does not link it to one (the CPU, traces without correlation data)",
 }
 
 # The CPU side: ops, launch calls and compiled-region markers, for the thin CPU lane under each timeline.
@@ -154,6 +157,7 @@ _INDUCTOR_PREFIX = re.compile(r"^(?:triton_(?:poi|red|per|tem)|cpp)_fused_?")
 _TRAILING_INDEX = re.compile(r"_\d+$")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise_name(name: str) -> str:
     """Drop the `graph_<n>_` prefix that CPU kernel profiling adds (it changes with cache hits)."""
     return _GRAPH_PREFIX.sub("", name)
@@ -240,12 +244,21 @@ def op_family(op: str) -> str:
 
 def kernel_row(*, iteration: int, name: str, kernel_class: str, start_us: float, dur_us: float, stream: int,
                grid: str, block: str, launch_op: str, op_id: int, input_shapes: str, fused_ops: list[str],
-               source_file: str, graph: str) -> dict[str, Any]:
+               source_file: str, graph: str, launch_us: float | None = None) -> dict[str, Any]:
     """One row of the kernel table; the only place rows are made, so every row has exactly KERNEL_COLUMNS."""
-    return {"iteration": iteration, "name": name, "short_name": short_name(name), "kernel_class": kernel_class,
-            "start_us": start_us, "dur_us": dur_us, "stream": stream, "grid": grid, "block": block,
-            "launch_op": launch_op, "op_id": op_id, "input_shapes": input_shapes, "fused_ops": fused_ops,
-            "source_file": source_file, "graph": graph}
+    return dict(zip(KERNEL_COLUMNS, kernel_tuple(
+        iteration=iteration, name=name, kernel_class=kernel_class, start_us=start_us, dur_us=dur_us, stream=stream,
+        grid=grid, block=block, launch_op=launch_op, op_id=op_id, input_shapes=input_shapes, fused_ops=fused_ops,
+        source_file=source_file, graph=graph, launch_us=launch_us), strict=True))
+
+
+def kernel_tuple(*, iteration: int, name: str, kernel_class: str, start_us: float, dur_us: float, stream: int,
+                 grid: str, block: str, launch_op: str, op_id: int, input_shapes: str, fused_ops: list[str],
+                 source_file: str, graph: str, launch_us: float | None) -> tuple[Any, ...]:
+    """One row of the kernel table as a tuple in KERNEL_COLUMNS' order: the trace reader collects these and
+    turns them into columns once (`columns_from_rows`), with no dict per row."""
+    return (iteration, name, short_name(name), kernel_class, start_us, dur_us, stream, grid, block, launch_op,
+            op_id, input_shapes, fused_ops, source_file, graph, launch_us)
 
 
 def cpu_op_row(*, iteration: int, name: str, category: str, start_us: float, dur_us: float) -> dict[str, Any]:
@@ -253,8 +266,54 @@ def cpu_op_row(*, iteration: int, name: str, category: str, start_us: float, dur
     return {"iteration": iteration, "name": name, "category": category, "start_us": start_us, "dur_us": dur_us}
 
 
+Columns = dict[str, list[Any]]  # a table as one list per column, in its declared column order
+
+
+def columns_from_rows(rows: list[tuple[Any, ...]], columns: dict[str, str]) -> Columns:
+    """Row tuples (in `columns`' order) turned into one list per column, built once."""
+    if rows and len(rows[0]) != len(columns):
+        raise SessionFileError(f"a table row has {len(rows[0])} values for {len(columns)} columns")
+    if not rows:
+        return {c: [] for c in columns}
+    return {c: list(values) for c, values in zip(columns, zip(*rows, strict=True), strict=True)}
+
+
+def records_from_columns(table: Columns) -> list[dict[str, Any]]:
+    """The table as JSON records (what a session keeps), one dict per row."""
+    keys = list(table)
+    return [dict(zip(keys, row, strict=True)) for row in zip(*table.values(), strict=True)]
+
+
+def kernel_frame_from_columns(table: Columns) -> pd.DataFrame:
+    """The kernel table as a DataFrame, from columns already checked by their builder."""
+    import pandas as pd
+
+    if list(table) != list(KERNEL_COLUMNS):
+        raise SessionFileError(f"the kernel table's columns are {list(table)}, not {list(KERNEL_COLUMNS)}")
+    if not table["name"]:  # no rows: object columns, as a frame built from no records has
+        return _typed_kernels(pd.DataFrame(columns=list(KERNEL_COLUMNS)))
+    return _typed_kernels(pd.DataFrame(table, columns=list(KERNEL_COLUMNS)))
+
+
+def cpu_op_frame_from_columns(table: Columns) -> pd.DataFrame:
+    """The CPU op table as a DataFrame, from columns already checked by their builder."""
+    import pandas as pd
+
+    if list(table) != list(CPU_OP_COLUMNS):
+        raise SessionFileError(f"the CPU op table's columns are {list(table)}, not {list(CPU_OP_COLUMNS)}")
+    if not table["name"]:
+        return pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+    return pd.DataFrame(table, columns=list(CPU_OP_COLUMNS))
+
+
+def _typed_kernels(frame: pd.DataFrame) -> pd.DataFrame:
+    frame["op_id"] = frame["op_id"].astype(int)
+    frame["launch_us"] = frame["launch_us"].astype(float)  # None (unknown) becomes NaN
+    return frame
+
+
 # Columns added after sessions were first recorded, with the value older files imply.
-_KERNEL_DEFAULTS: dict[str, Any] = {"op_id": -1}
+_KERNEL_DEFAULTS: dict[str, Any] = {"op_id": -1, "launch_us": None}
 
 
 def kernel_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
@@ -263,15 +322,13 @@ def kernel_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
     rows = [{**_KERNEL_DEFAULTS, **r} for r in records] if records and records[0].keys() != KERNEL_COLUMNS.keys() \
         else records
     _check_keys(rows, KERNEL_COLUMNS, what)
-    frame = pd.DataFrame(rows, columns=list(KERNEL_COLUMNS))
-    frame["op_id"] = frame["op_id"].astype(int)
-    return frame
+    return kernel_frame_from_columns({c: [r[c] for r in rows] for c in KERNEL_COLUMNS})
 
 
 def cpu_op_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
     """The CPU op table from its records, keys checked against CPU_OP_COLUMNS."""
     _check_keys(records, CPU_OP_COLUMNS, what)
-    return pd.DataFrame(records, columns=list(CPU_OP_COLUMNS))
+    return cpu_op_frame_from_columns({c: [r[c] for r in records] for c in CPU_OP_COLUMNS})
 
 
 def _check_keys(records: list[dict[str, Any]], columns: dict[str, str], what: str) -> None:

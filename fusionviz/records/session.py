@@ -15,13 +15,14 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Literal
 
 from fusionviz.errors import SessionFileError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.kernels import cpu_op_frame, kernel_frame
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and the trace reader run without it
+    import pandas as pd
 
 # 2: timing in interleaved rounds over several processes (`Session.timing`); ModeRun.latency is schema 1's.
 SCHEMA_VERSION = 2
@@ -144,6 +145,8 @@ class TraceSummary:
     excluded_memory_ops: int = 0  # memory operations launched outside every iteration
     placed_by_time: bool = False  # no correlation data: device events placed by their own timestamps
     device_note: str = ""  # what the trace's device side holds when it is not kernels fusionviz reads
+    # each iteration's own duration (its ProfilerStep's, or its call's), in order; empty in older sessions
+    step_durations_us: list[float] = field(default_factory=list)
 
 
 @dataclass

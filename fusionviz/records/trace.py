@@ -25,26 +25,40 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import gzip
+import json
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import pandas as pd
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records.kernels import (
+    CPU_OP_COLUMNS,
     CPU_VIEW_OPS,
+    KERNEL_COLUMNS,
     MEMORY_CLASS,
+    Columns,
     classify,
-    cpu_op_frame,
-    cpu_op_row,
+    columns_from_rows,
+    cpu_op_frame_from_columns,
     fused_ops_from_name,
-    kernel_frame,
-    kernel_row,
+    kernel_frame_from_columns,
+    kernel_tuple,
     normalise_name,
+    records_from_columns,
 )
 from fusionviz.records.session import TraceSummary
+
+if TYPE_CHECKING:  # pandas is imported only when a frame is asked for: `inspect` runs without it
+    import pandas as pd
+
+try:  # msgspec decodes only the fields read; the standard library's json serves where it is missing
+    from fusionviz.records import trace_json
+except ImportError:  # pragma: no cover - a machine without msgspec
+    trace_json = None  # type: ignore[assignment]
 
 IterationChoice = Literal["steps", "calls"]  # what parse_trace may be asked to take as an iteration
 IterationSource = Literal["steps", "trace", "calls"]  # what it took (TraceSummary.iterations_from)
@@ -52,6 +66,7 @@ IterationSource = Literal["steps", "trace", "calls"]  # what it took (TraceSumma
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})  # HIP calls of a ROCm trace appear here too
 HOST_CATEGORIES = frozenset({"cpu_op", "user_annotation", "python_function"}) | RUNTIME_CATEGORIES
+READ_CATEGORIES = HOST_CATEGORIES | DEVICE_CATEGORIES
 # torch 1.x traces (2020–2022) named the categories differently.
 LEGACY_CATEGORIES: dict[str, str] = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
                                      "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Python": "python_function"}
@@ -66,34 +81,58 @@ COMPILED_REGION = "Torch-Compiled Region"
 REGION_PREFIXES = (COMPILED_REGION, "## Call CompiledFxGraph")
 _FRAME = re.compile(r"^Torch-Compiled Region: (\d+)/")
 _STREAM_THREAD = re.compile(r"stream\s*(\d+)")
+_HOST_NESTED = frozenset({"cpu_op", "user_annotation", "python_function"})
 
 
 @dataclass
 class ParsedTrace:
     """A trace read into tables. `device_kind` says where the kernel table's kernels ran: "cuda" (device
     events read) or "cpu" (top-level CPU calls; `summary.device_note` says when the trace's device work was of
-    a kind fusionviz does not read). `kernel_files` maps Inductor kernel names to their generated files."""
+    a kind fusionviz does not read). `kernel_files` maps Inductor kernel names to their generated files.
+
+    The tables are kept as columns (`kernel_columns`, `cpu_op_columns`, one list per declared column, rows in
+    iteration and start order); `kernels` and `cpu_ops` are the same tables as DataFrames, built when first
+    asked for, so that reading a trace needs no pandas."""
 
     device_kind: str
-    kernels: pd.DataFrame
-    cpu_ops: pd.DataFrame
+    kernel_columns: Columns
+    cpu_op_columns: Columns
     summary: TraceSummary
     kernel_files: dict[str, str] = field(default_factory=dict)
 
+    @cached_property
+    def kernels(self) -> pd.DataFrame:
+        """The kernel table (`kernels.KERNEL_COLUMNS`)."""
+        return kernel_frame_from_columns(self.kernel_columns)
 
-@dataclass
+    @cached_property
+    def cpu_ops(self) -> pd.DataFrame:
+        """The CPU op table (`kernels.CPU_OP_COLUMNS`)."""
+        return cpu_op_frame_from_columns(self.cpu_op_columns)
+
+    def kernel_records(self) -> list[dict[str, Any]]:
+        """The kernel table as a session keeps it: one JSON record per row."""
+        return records_from_columns(self.kernel_columns)
+
+    def cpu_op_records(self) -> list[dict[str, Any]]:
+        """The CPU op table as a session keeps it."""
+        return records_from_columns(self.cpu_op_columns)
+
+
 class _Event:
-    name: str
-    cat: str
-    ts: float
-    dur: float
-    tid: Any
-    args: dict[str, Any]
-    children: list[_Event] = field(default_factory=list)
+    """One complete event, in today's spelling (torch 1.x categories mapped, `external id` as `External id`),
+    with the few arguments the reader uses. `children` is set for host events when they are nested."""
 
-    @property
-    def end(self) -> float:
-        return self.ts + self.dur
+    __slots__ = ("block", "cat", "children", "corr", "dims", "dur", "end", "ext", "grid", "kernel_file", "name",
+                 "pid", "stream", "tid", "ts")
+
+    def __init__(self, name: str, cat: str, ts: float, dur: float, pid: Any, tid: Any, ext: Any = None,
+                 corr: Any = None, stream: Any = None, grid: Any = None, block: Any = None, dims: Any = None,
+                 kernel_file: Any = None) -> None:
+        self.name, self.cat, self.ts, self.dur, self.end, self.pid, self.tid = name, cat, ts, dur, ts + dur, pid, tid
+        self.ext, self.corr, self.stream, self.grid, self.block, self.dims = ext, corr, stream, grid, block, dims
+        self.kernel_file = kernel_file
+        self.children: list[_Event]
 
 
 class _Windows:
@@ -102,36 +141,77 @@ class _Windows:
     def __init__(self, events: list[_Event], source: IterationSource) -> None:
         self.events, self.source = events, source
         self._starts = [w.ts for w in events]
+        self._ends = [w.end for w in events]
 
     def __len__(self) -> int:
         return len(self.events)
 
     def at(self, ts: float) -> int | None:
         i = bisect.bisect_right(self._starts, ts) - 1
-        return i if i >= 0 and ts <= self.events[i].end else None
+        return i if i >= 0 and ts <= self._ends[i] else None
 
     def holding(self, e: _Event) -> int | None:
         i = self.at(e.ts)
-        return i if i is not None and e.end <= self.events[i].end else None
+        return i if i is not None and e.end <= self._ends[i] else None
+
+
+@dataclass
+class TraceDocument:
+    """A JSON document decoded with only what the reader needs: `kind` (a fusionviz session's marker) and the
+    trace's events, kept as the decoder made them (`events` is None when there is no `traceEvents` list)."""
+
+    kind: Any
+    events: list[Any] | None
+
+
+def gunzip(raw: bytes) -> bytes:
+    """`raw` decompressed when it is gzipped (in one allocation of the size the gzip trailer gives), else as is.
+    Raises OSError (or zlib.error) when it looks gzipped but is damaged."""
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    size = int.from_bytes(raw[-4:], "little") if len(raw) >= 18 else 0
+    try:
+        out = zlib.decompress(raw, 31, max(size, 1 << 16))
+    except zlib.error:
+        return gzip.decompress(raw)  # the standard library's error message
+    if len(out) % (1 << 32) != size:  # several gzip members: let the standard library read them all
+        return gzip.decompress(raw)
+    return out
+
+
+def read_document(raw: bytes) -> Any:
+    """JSON bytes (not gzipped) as a TraceDocument where msgspec is installed, else as the standard library's
+    values. Raises ValueError (json.JSONDecodeError or UnicodeDecodeError) when they are not JSON."""
+    if trace_json is not None:
+        try:
+            kind, events = trace_json.decode(raw)
+        except (trace_json.DecodeError, trace_json.ValidationError):
+            pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
+        else:
+            return TraceDocument(kind, events)
+    return json.loads(raw)
 
 
 def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace:
-    """Parse a loaded Chrome trace. `iterations="calls"` takes each top-level call of a compiled region as an
-    iteration, for a trace without ProfilerSteps. Raises TraceError when `data` is not a profiler trace, and
-    ConfigError when `iterations="calls"` does not apply to it."""
-    events = _complete_events(data)
-    host = [e for e in events if e.cat in HOST_CATEGORIES and not STEP.match(e.name)]
+    """Parse a Chrome trace: JSON bytes (gzipped or not), a TraceDocument, or the JSON values already loaded.
+    `iterations="calls"` takes each top-level call of a compiled region as an iteration, for a trace without
+    ProfilerSteps. Raises TraceError when `data` is not a profiler trace (ValueError when bytes are not JSON),
+    and ConfigError when `iterations="calls"` does not apply to it."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        data = read_document(gunzip(bytes(data)))
+    events, other = _complete_events(data)
+    host = [e for e in events if e.cat in HOST_CATEGORIES and not _is_step(e.name)]
     device = [e for e in events if e.cat in DEVICE_CATEGORIES]
     windows = _windows(events, host, device, iterations)
 
     compute, regions, graph_of = _walk_compute(host, windows)
     cpu_rows = [_cpu_row(it, e, "op", windows) for it, e in compute]
     cpu_rows += [_cpu_row(it, e, "region", windows) for it, e in regions]
-    launches = [e for e in host if e.cat in RUNTIME_CATEGORIES and LAUNCH_CALLS.match(e.name)]
-    cpu_rows += [_cpu_row(it, e, "launch", windows) for e in launches if (it := windows.at(e.ts)) is not None]
+    launches = [e for e in host if e.cat in RUNTIME_CATEGORIES and _is_launch(e.name)]
+    launch_rows = [_cpu_row(it, e, "launch", windows) for e in launches if (it := windows.at(e.ts)) is not None]
+    cpu_rows += launch_rows
 
-    kernel_files = {e.name: str(e.args["kernel_file"]) for e in host
-                    if e.args.get("kernel_file") and e.name.startswith("triton_")}
+    kernel_files = {e.name: str(e.kernel_file) for e in host if e.kernel_file and e.name.startswith("triton_")}
 
     excluded: Counter[str] = Counter()
     placed_by_time = False
@@ -140,22 +220,37 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     else:
         kernel_rows = [_cpu_kernel(it, e, windows, graph_of.get(id(e), "")) for it, e in compute]
 
-    kernels = kernel_frame(kernel_rows, "trace kernel table")
-    kernels = kernels.sort_values(["iteration", "start_us"], kind="stable").reset_index(drop=True)
-    cpu_ops = cpu_op_frame(cpu_rows, "trace CPU op table")
-    cpu_ops = cpu_ops.sort_values(["iteration", "start_us"], kind="stable").reset_index(drop=True)
-    summary = summarise(kernels, [w.dur for w in windows.events], launches_counted=bool(device),
-                        launches=cpu_ops[cpu_ops.category == "launch"])
+    kernel_rows.sort(key=lambda r: (r[0], r[4]))  # iteration, start_us (a stable sort, as before)
+    cpu_rows.sort(key=lambda r: (r[0], r[3]))
+    kernels = columns_from_rows(kernel_rows, KERNEL_COLUMNS)
+    cpu_ops = columns_from_rows(cpu_rows, CPU_OP_COLUMNS)
+    durations = [w.dur for w in windows.events]
+    summary = summarise(kernels, durations, launches_counted=bool(device), launches=launch_rows)
     summary = dataclasses.replace(
         summary, iterations_from=windows.source,
         region_calls=_repeated_calls(host) if windows.source == "trace" else 0,
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],
-        placed_by_time=placed_by_time, device_note="" if device else _device_note(events))
+        placed_by_time=placed_by_time, device_note="" if device else _device_note(other),
+        step_durations_us=durations)
     return ParsedTrace("cuda" if device else "cpu", kernels, cpu_ops, summary, kernel_files)
 
 
-def _complete_events(data: Any) -> list[_Event]:
-    if isinstance(data, dict):
+@lru_cache(maxsize=1 << 14)
+def _is_step(name: str) -> bool:
+    return STEP.match(name) is not None
+
+
+@lru_cache(maxsize=1 << 12)
+def _is_launch(name: str) -> bool:
+    return LAUNCH_CALLS.match(name) is not None
+
+
+def _complete_events(data: Any) -> tuple[list[_Event], Counter[str]]:
+    """The complete events (`ph` "X" with a timestamp) of the categories read, and a count of the others'
+    categories (for the note on device work not read, and the error on a file that is no profiler trace)."""
+    if isinstance(data, TraceDocument):
+        raw = data.events
+    elif isinstance(data, dict):
         raw = data.get("traceEvents")
     elif isinstance(data, list):
         raw = data
@@ -163,28 +258,82 @@ def _complete_events(data: Any) -> list[_Event]:
         raw = None
     if not isinstance(raw, list):
         raise TraceError("this is not a Chrome trace: there is no \"traceEvents\" list at the top")
-    events = [_event(e) for e in raw if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e]
-    if not any(e.cat in HOST_CATEGORIES or e.cat in DEVICE_CATEGORIES for e in events):
-        found = ", ".join(sorted({e.cat for e in events})[:8]) or "none"
+    events, other = (_events_from_raw if isinstance(data, TraceDocument) else _events_from_dicts)(raw)
+    if not events:
+        found = ", ".join(sorted(other)[:8]) or "none"
         raise TraceError("this Chrome trace holds no torch.profiler events (no cpu_op, kernel or runtime events; "
                          f"its categories: {found})")
-    return events
+    return events, other
 
 
-def _event(raw: dict[str, Any]) -> _Event:
-    """One complete event, in today's spelling: torch 1.x categories mapped, `external id` as `External id`."""
-    cat = str(raw.get("cat", ""))
-    args = raw.get("args") or {}
-    if "external id" in args and "External id" not in args:
-        args = {**args, "External id": args["external id"]}
-    return _Event(str(raw.get("name", "")), LEGACY_CATEGORIES.get(cat, cat), float(raw["ts"]),
-                  float(raw.get("dur", 0.0)), (raw.get("pid"), raw.get("tid")), args)
+def _events_from_dicts(raw: list[Any]) -> tuple[list[_Event], Counter[str]]:
+    events: list[_Event] = []
+    other: Counter[str] = Counter()
+    for r in raw:
+        _add_dict_event(r, events, other)
+    return events, other
+
+
+def _add_dict_event(r: Any, events: list[_Event], other: Counter[str]) -> None:
+    if not isinstance(r, dict) or r.get("ph") != "X" or "ts" not in r:
+        return
+    cat = str(r.get("cat", ""))
+    cat = LEGACY_CATEGORIES.get(cat, cat)
+    if cat not in READ_CATEGORIES:
+        other[cat] += 1
+        return
+    args = r.get("args") or {}
+    if not isinstance(args, dict):
+        args = {}
+    ext = args["External id"] if "External id" in args else args.get("external id")
+    events.append(_Event(str(r.get("name", "")), cat, float(r["ts"]), float(r.get("dur") or 0.0), r.get("pid"),
+                         r.get("tid"), ext, args.get("correlation"), args.get("stream"), args.get("grid"),
+                         args.get("block"), args.get("Input Dims"), args.get("kernel_file")))
+
+
+def _events_from_raw(raw: list[Any]) -> tuple[list[_Event], Counter[str]]:
+    """Events decoded one at a time from their bytes (msgspec), each dropped once read."""
+    assert trace_json is not None
+    events: list[_Event] = []
+    other: Counter[str] = Counter()
+    legacy, read, decode = LEGACY_CATEGORIES, READ_CATEGORIES, trace_json.EVENT.decode
+    odd = trace_json.ValidationError
+    append = events.append
+    # One object per distinct name, category and thread: tens of thousands of events share a few hundred.
+    strings: dict[str, str] = {}
+    ids: dict[Any, Any] = {}
+    share, share_id = strings.setdefault, ids.setdefault
+    for encoded in raw:
+        try:
+            r = decode(encoded)
+        except odd:  # not an object, or an `args` that is not one: read as plain JSON values
+            _add_dict_event(trace_json.value(encoded), events, other)
+            continue
+        if r.ph != "X" or r.ts is None:
+            continue
+        cat = r.cat if type(r.cat) is str else str(r.cat)
+        if cat not in read:
+            cat = legacy.get(cat, cat)
+            if cat not in read:
+                other[cat] += 1
+                continue
+        name = share(r.name, r.name) if type(r.name) is str else str(r.name)
+        cat = share(cat, cat)
+        pid, tid = share_id(r.pid, r.pid), share_id(r.tid, r.tid)
+        a = r.args
+        if a is None:
+            append(_Event(name, cat, float(r.ts), float(r.dur or 0.0), pid, tid))
+        else:
+            append(_Event(name, cat, float(r.ts), float(r.dur or 0.0), pid, tid,
+                          a.ext if a.ext is not None else a.ext_legacy, a.correlation, a.stream, a.grid, a.block,
+                          a.dims, a.kernel_file))
+    return events, other
 
 
 def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
              iterations: IterationChoice) -> _Windows:
     """The iterations: the ProfilerSteps; without them the whole trace, or each compiled-region call."""
-    steps = sorted((e for e in events if STEP.match(e.name) and e.cat in ("user_annotation", "cpu_op")),
+    steps = sorted((e for e in events if e.cat in ("user_annotation", "cpu_op") and _is_step(e.name)),
                    key=lambda e: e.ts)
     if iterations == "calls":
         if steps:
@@ -199,7 +348,7 @@ def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
         return _Windows(steps, "steps")
     everything = host + device
     start = min(e.ts for e in everything)
-    whole = _Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, {})
+    whole = _Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, None)
     return _Windows([whole], "trace")
 
 
@@ -228,10 +377,10 @@ def compiled_frame(region_name: str) -> str:
     return match.group(1) if match else region_name
 
 
-def _device_note(events: list[_Event]) -> str:
-    """What a trace without kernel events holds on its device side, when it holds something there."""
-    unread = Counter(e.cat for e in events
-                     if e.cat not in HOST_CATEGORIES | DEVICE_CATEGORIES | QUIET_CATEGORIES)
+def _device_note(other: Counter[str]) -> str:
+    """What a trace without kernel events holds on its device side, when it holds something there (`other`:
+    the categories of the complete events not read, counted)."""
+    unread = Counter({cat: n for cat, n in other.items() if cat not in QUIET_CATEGORIES})
     if not unread:
         return ""
     shown = " (top-level ops, as for a CPU trace); kernel counts, classes and busy time here are the CPU ops', " \
@@ -249,8 +398,8 @@ def _forest(events: list[_Event]) -> list[_Event]:
     """Nest events of one thread by time containment; returns the roots."""
     roots: list[_Event] = []
     stack: list[_Event] = []
-    for e in sorted(events, key=lambda e: (e.ts, -e.dur)):
-        e.children = []
+    events.sort(key=lambda e: (e.ts, -e.dur))
+    for e in events:
         while stack and e.ts >= stack[-1].end:
             stack.pop()
         (stack[-1].children if stack else roots).append(e)
@@ -265,22 +414,25 @@ def _walk_compute(host: list[_Event], windows: _Windows) -> tuple[
     An event that no single iteration holds (a Python frame around the whole loop) is looked inside."""
     by_thread: dict[Any, list[_Event]] = {}
     for e in host:
-        if e.cat in ("cpu_op", "user_annotation", "python_function"):
-            by_thread.setdefault(e.tid, []).append(e)
+        if e.cat in _HOST_NESTED:
+            e.children = []
+            by_thread.setdefault((e.pid, e.tid), []).append(e)
     compute: list[tuple[int, _Event]] = []
     regions: list[tuple[int, _Event]] = []
     graph_of: dict[int, str] = {}
+    holding = windows.holding
 
     def visit(e: _Event, graph: str) -> None:
-        iteration = windows.holding(e)
-        if iteration is not None and e.name.startswith(REGION_PREFIXES):
-            regions.append((iteration, e))
-            if e.name.startswith("## Call CompiledFxGraph"):
-                graph = e.name.removeprefix("## Call CompiledFxGraph").strip(" #")
-        if iteration is not None and _is_compute(e):
-            compute.append((iteration, e))
-            graph_of[id(e)] = graph
-            return
+        iteration = holding(e)
+        if iteration is not None:
+            if e.name.startswith(REGION_PREFIXES):
+                regions.append((iteration, e))
+                if e.name.startswith("## Call CompiledFxGraph"):
+                    graph = e.name.removeprefix("## Call CompiledFxGraph").strip(" #")
+            if _is_compute(e.name, e.cat):
+                compute.append((iteration, e))
+                graph_of[id(e)] = graph
+                return
         for child in e.children:  # wrappers, regions, and view ops (`aten::to` may call a copy)
             visit(child, graph)
 
@@ -290,45 +442,45 @@ def _walk_compute(host: list[_Event], windows: _Windows) -> tuple[
     return compute, regions, graph_of
 
 
-def _is_compute(e: _Event) -> bool:
-    name = normalise_name(e.name)
+@lru_cache(maxsize=1 << 14)
+def _is_compute(name: str, cat: str) -> bool:
+    name = normalise_name(name)
     if name.startswith(("cpp_fused", "triton_")):
         return True
-    return e.cat == "cpu_op" and name.startswith("aten::") and name not in CPU_VIEW_OPS
+    return cat == "cpu_op" and name.startswith("aten::") and name not in CPU_VIEW_OPS
 
 
-def _cpu_row(iteration: int, e: _Event, category: str, windows: _Windows) -> dict[str, Any]:
-    return cpu_op_row(iteration=iteration, name=normalise_name(e.name), category=category,
-                      start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur)
+def _cpu_row(iteration: int, e: _Event, category: str, windows: _Windows) -> tuple[Any, ...]:
+    """A row of the CPU op table, in CPU_OP_COLUMNS' order."""
+    return (iteration, normalise_name(e.name), category, e.ts - windows.events[iteration].ts, e.dur)
 
 
-def _shapes(args: dict[str, Any]) -> str:
-    dims = args.get("Input Dims")
+def _shapes(dims: Any) -> str:
+    if trace_json is not None and isinstance(dims, trace_json.msgspec.Raw):
+        dims = trace_json.value(dims)
     return str([d for d in dims if d != []]) if dims else ""
 
 
-def _cpu_kernel(iteration: int, e: _Event, windows: _Windows, graph: str) -> dict[str, Any]:
+def _cpu_kernel(iteration: int, e: _Event, windows: _Windows, graph: str) -> tuple[Any, ...]:
     name = normalise_name(e.name)
     fused = list(fused_ops_from_name(name)) if name.startswith("cpp_fused") else [name.removeprefix("aten::")]
-    return kernel_row(
+    return kernel_tuple(
         iteration=iteration, name=name, kernel_class=classify(name, name, e.cat),
         start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur, stream=-1, grid="", block="", launch_op=name,
-        op_id=_op_id(e.args), input_shapes=_shapes(e.args), fused_ops=fused, source_file="", graph=graph)
+        op_id=_op_id(e.ext), input_shapes=_shapes(e.dims), fused_ops=fused, source_file="", graph=graph,
+        launch_us=None)
 
 
 def _device_kernels(device: list[_Event], host: list[_Event], windows: _Windows, graph_of: dict[int, str]
-                    ) -> tuple[list[dict[str, Any]], Counter[str], bool]:
+                    ) -> tuple[list[tuple[Any, ...]], Counter[str], bool]:
     """Rows of the device events that an iteration launched; the count of those it did not, by "kernel" and
     "memory"; and whether events were placed by their own timestamps (a trace with no correlation data)."""
-    launch_by_corr = {e.args["correlation"]: e for e in host
-                      if e.cat in RUNTIME_CATEGORIES and "correlation" in e.args}
+    launch_by_corr = {e.corr: e for e in host if e.corr is not None and e.cat in RUNTIME_CATEGORIES}
     op_by_ext: dict[Any, _Event] = {}
     for e in host:
-        ext = e.args.get("External id")
-        if ext is not None and e.cat in ("cpu_op", "user_annotation"):
-            op_by_ext.setdefault(ext, e)
-    linked = [(k, launch_by_corr.get(k.args.get("correlation")), op_by_ext.get(k.args.get("External id")))
-              for k in device]
+        if e.ext is not None and e.cat in ("cpu_op", "user_annotation"):
+            op_by_ext.setdefault(e.ext, e)
+    linked = [(k, launch_by_corr.get(k.corr), op_by_ext.get(k.ext)) for k in device]
     placed_by_time = not any(launch or op for _, launch, op in linked)
     rows, excluded = [], Counter[str]()
     for k, launch, op in linked:
@@ -342,7 +494,7 @@ def _device_kernels(device: list[_Event], host: list[_Event], windows: _Windows,
 
 
 def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | None, windows: _Windows,
-                graph_of: dict[int, str]) -> dict[str, Any]:
+                graph_of: dict[int, str]) -> tuple[Any, ...]:
     launch_op = op.name if op else (launch.name if launch else "")
     if k.cat != "kernel":
         fused: list[str] = []  # a memory operation covers no op
@@ -352,31 +504,35 @@ def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | N
         fused = [op.name.removeprefix("aten::")]
     else:
         fused = []
-    return kernel_row(
+    t0 = windows.events[iteration].ts
+    return kernel_tuple(
         iteration=iteration, name=k.name, kernel_class=classify(k.name, launch_op, k.cat),
-        start_us=k.ts - windows.events[iteration].ts, dur_us=k.dur, stream=_stream(k),
-        grid=_dims(k.args.get("grid")), block=_dims(k.args.get("block")), launch_op=launch_op,
-        op_id=_op_id(op.args) if op else -1, input_shapes=_shapes(op.args) if op else "", fused_ops=fused,
-        source_file=str(op.args.get("kernel_file", "")) if op else "",
-        graph=graph_of.get(id(op), "") if op else "")
+        start_us=k.ts - t0, dur_us=k.dur, stream=_stream(k), grid=_dims(k.grid), block=_dims(k.block),
+        launch_op=launch_op, op_id=_op_id(op.ext) if op else -1, input_shapes=_shapes(op.dims) if op else "",
+        fused_ops=fused, source_file="" if op is None or op.kernel_file is None else str(op.kernel_file),
+        graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
 
 
 def _stream(k: _Event) -> int:
     """The device event's stream: `args.stream` (0 is a stream), else torch 1.x's thread name `stream 7`."""
-    stream = k.args.get("stream")
-    if stream is not None:
-        return int(stream)
-    match = _STREAM_THREAD.fullmatch(str(k.tid[1]).strip())
+    if k.stream is not None:
+        return int(k.stream)
+    match = _STREAM_THREAD.fullmatch(str(k.tid).strip())
     return int(match.group(1)) if match else -1
 
 
-def _op_id(args: dict[str, Any]) -> int:
-    ext = args.get("External id")
+def _op_id(ext: Any) -> int:
     return int(ext) if isinstance(ext, int) else -1
 
 
 def _dims(value: Any) -> str:
-    return ",".join(str(v) for v in value) if isinstance(value, list) else ""
+    return _joined(tuple(value)) if isinstance(value, list) else ""
+
+
+@lru_cache(maxsize=1 << 12)
+def _joined(values: tuple[Any, ...]) -> str:
+    """A launch grid or block as 'x,y,z' (a few hundred distinct ones in a trace)."""
+    return ",".join(map(str, values))
 
 
 def _union_us(intervals: list[tuple[float, float]]) -> tuple[float, float, float]:
@@ -397,37 +553,51 @@ def _union_us(intervals: list[tuple[float, float]]) -> tuple[float, float, float
 def idle_gaps(kernels: pd.DataFrame, iteration: int) -> list[tuple[float, float]]:
     """(start_us, dur_us) of each stretch of one iteration in which no kernel runs, from the step's start
     (memory operations are not kernels: a Memcpy alone leaves the GPU's compute idle)."""
-    rows = kernels[(kernels.iteration == iteration) & (kernels.kernel_class != MEMORY_CLASS)].sort_values("start_us")
+    rows = kernels[(kernels.iteration == iteration) & (kernels.kernel_class != MEMORY_CLASS)]
+    return _gaps(sorted(zip(rows.start_us, rows.dur_us, strict=True)))
+
+
+def _gaps(kernels: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Gaps between (start, dur) intervals sorted by start, from 0."""
     gaps, cursor = [], 0.0
-    for start, dur in zip(rows.start_us, rows.dur_us, strict=True):
+    for start, dur in kernels:
         if start > cursor:
             gaps.append((cursor, start - cursor))
         cursor = max(cursor, start + dur)
     return gaps
 
 
-def summarise(rows: pd.DataFrame, step_durations: list[float], *, launches_counted: bool,
-              launches: pd.DataFrame) -> TraceSummary:
+def summarise(rows: Any, step_durations: list[float], *, launches_counted: bool, launches: Any) -> TraceSummary:
     """Means over iterations of kernel count, busy fraction and idle time, from kernels only (memory
     operations are counted apart); the span of an iteration runs from its step's start to the later of the
-    step's end and its last kernel's end. Launch calls are counted only where they apply (a GPU)."""
+    step's end and its last kernel's end. Launch calls are counted only where they apply (a GPU).
+
+    `rows` is the kernel table as columns or a DataFrame; `launches` anything with a length (the launch calls)."""
     n = len(step_durations)
-    memory = rows.kernel_class == MEMORY_CLASS
-    kernels, memory_ops = rows[~memory], rows[memory]
+    per_iteration: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+    kernel_count = memory_count = 0
+    for iteration, kernel_class, start, dur in zip(rows["iteration"], rows["kernel_class"], rows["start_us"],
+                                                    rows["dur_us"], strict=True):
+        if kernel_class == MEMORY_CLASS:
+            memory_count += 1
+            continue
+        kernel_count += 1
+        if 0 <= iteration < n:
+            per_iteration[int(iteration)].append((float(start), float(dur)))
     spans, covered_all, gaps_all, largest = [], [], [], 0.0
     for i in range(n):
-        mine = kernels[kernels.iteration == i]
-        covered, _, last_end = _union_us(list(zip(mine.start_us, mine.start_us + mine.dur_us, strict=True)))
+        mine = sorted(per_iteration[i])
+        covered, _, last_end = _union_us([(s, s + d) for s, d in mine])
         span = max(step_durations[i], last_end)
         spans.append(span)
         covered_all.append(covered)
         gaps_all.append(span - covered)
-        largest = max([largest] + [g for _, g in idle_gaps(kernels, i)])
+        largest = max([largest] + [g for _, g in _gaps(mine)])
     span_mean = sum(spans) / n if n else 0.0
     covered_mean = sum(covered_all) / n if n else 0.0
     return TraceSummary(
         iterations=n,
-        kernels_per_iteration=len(kernels) / n if n else 0.0,
+        kernels_per_iteration=kernel_count / n if n else 0.0,
         launches_per_iteration=(len(launches) / n if n else 0.0) if launches_counted else None,
         busy_fraction=covered_mean / span_mean if span_mean > 0 else None,
         span_us=span_mean,
@@ -435,7 +605,8 @@ def summarise(rows: pd.DataFrame, step_durations: list[float], *, launches_count
         idle_us=sum(gaps_all) / n if n else 0.0,
         largest_gap_us=largest,
         representative_iteration=_median_index(spans),
-        memory_ops_per_iteration=len(memory_ops) / n if n else 0.0,
+        memory_ops_per_iteration=memory_count / n if n else 0.0,
+        step_durations_us=list(step_durations),
     )
 
 

@@ -111,9 +111,8 @@ def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_sessio
     ln_gelu_session.save(sessions_dir / "cpu-linear_ln_gelu.json.gz")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
-    assert any("cpu-linear_ln_gelu.json.gz" in i.value for i in at.info)
-    assert any("Recorded session" in c.value and ln_gelu_session.environment.torch_version in c.value
-               for c in at.caption)
+    assert any("Recorded library: cpu-linear_ln_gelu.json.gz" in c.value
+               and ln_gelu_session.environment.torch_version in c.value for c in at.caption)
     assert any("reduce-overhead is not applicable" in m.value for m in at.markdown)
     assert next(m for m in at.metric if m.label == "reduce-overhead").value == "not applicable"
     timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
@@ -123,8 +122,8 @@ def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_sessio
 def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_session: Session) -> None:
     ln_gelu_session.save(sessions_dir / "example.json")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.toggle(key="_pres_fusion lab").set_value(True).run()
-    at.radio(key="present_view").set_value("Latency").run()
+    at.toggle(key="_pres_Fusion lab").set_value(True).run()
+    at.radio(key="present_view").set_value("latency").run()
     no_errors(at)
     (spec,) = figures(at).values()
     assert spec["layout"]["font"]["size"] == ChartSettings.presentation().font_size

@@ -132,7 +132,10 @@ def test_collapse_animation_moves_eager_kernels_onto_their_fused_kernel(ln_gelu_
     compiled_x = nodes[nodes.side == "compiled"].x.tolist()
     for link in links.itertuples():
         assert last.x[link.eager_index] == pytest.approx(compiled_x[link.compiled_index])
-    assert fig.frames[-1].data[1].marker.opacity == 1.0 and fig.frames[0].data[1].marker.opacity == 0.0
+    # the compiled kernels wait as faint outlines and grow to full as the eager kernels merge into them
+    assert fig.frames[-1].data[1].marker.opacity == 1.0 and fig.frames[0].data[1].marker.opacity < 0.5
+    merged = [i for i in range(len(first.x)) if last.y[i] == 0.0]
+    assert merged and all(last.marker.size[i] == 0 for i in merged)
 
 
 def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) -> None:
@@ -155,10 +158,10 @@ def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Sess
     default = ln_gelu_session.run("default")
     row = table[(table["mode"] == "default") & (table.metric == "kernels_per_iteration")].iloc[0]
     assert row.value == default.summary.kernels_per_iteration
-    even = table[(table["mode"] == "default") & (table.metric == "break_even_calls")].iloc[0]
+    even = table[(table["mode"] == "default") & (table.metric == "break_even_calls")]
     break_even = comparisons(ln_gelu_session)["default"].break_even_calls
-    assert even.text == ("never" if break_even is None else f"{break_even:,.3g}")
-    assert set(table.metric) == {m for m, _ in latency.METRICS}
+    assert even.text.tolist() == ([] if break_even is None else [f"{break_even:,.0f}"])  # only modes that pay back
+    assert set(table.metric) <= {m for m, _ in latency.METRICS}
     assert len(latency.metrics_figure(ln_gelu_session).data) == len(latency.METRICS)
 
 

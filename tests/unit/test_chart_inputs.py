@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
-from fusionviz.charts.latency import latency_figure, latency_rows, metric_rows
+from fusionviz.charts.latency import NO_PAYBACK, latency_figure, latency_rows, metric_rows, metrics_figure
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.charts.timeline import BLOCK, break_markers, selected_kernel, timeline_bars, timeline_figure
 from fusionviz.records.session import GraphBreak
@@ -94,9 +94,14 @@ def test_latency_rows_and_metrics() -> None:
     # paired ratios 0.09/0.05, 0.10/0.10, 0.11/0.20 = 1.8, 1.0, 0.55: p10 = 0.55 + 0.2·0.45, p90 = 1.0 + 0.8·0.8
     assert noisy.label[1] == "no clear difference (0.64–1.64×)"
     metrics = metric_rows(session(EAGER, COMPILED, ms=MS)).set_index(["mode", "metric"])
-    assert metrics.loc[("default", "break_even_calls"), "text"] == "never"
+    assert ("default", "break_even_calls") not in metrics.index  # slower: nothing to pay back, no empty bar
     assert metrics.loc[("default", "kernels_per_iteration"), "value"] == 3
+    assert metrics.loc[("eager", "busy_pct"), "text"].endswith("%")
     assert ("eager", "compile_s") not in metrics.index
+    panel = metrics_figure(session(EAGER, COMPILED, ms=MS))
+    assert [a.text for a in panel.layout.annotations][-1] == NO_PAYBACK  # a sentence where the bars would be
+    faster = metric_rows(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]}))
+    assert faster[faster.metric == "break_even_calls"]["mode"].tolist() == ["default"]
     fig = latency_figure(session(EAGER, COMPILED, ms=MS))
     assert list(fig.data[0].marker.color) == ["#7F7F7F", "#E45756"]  # slower than eager: red
     assert list(latency_figure(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]})

@@ -1,10 +1,26 @@
 """The timeline's inputs on hand-made traces: hovers carry each bar's true start and duration, memory operations
-get their own colour, and graph breaks are changes of compiled frame within one call."""
+get their own colour, graph breaks are changes of compiled frame within one call, one lane per stream, and large
+timelines drawn with WebGL at a level of detail."""
 
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pytest
+
+from fusionviz.charts import timeline
 from fusionviz.charts.style import CLASS_COLOURS
-from fusionviz.charts.timeline import break_markers, timeline_bars, timeline_figure
+from fusionviz.charts.timeline import (
+    STREAM_GAP,
+    break_markers,
+    lane_bins,
+    level_of_detail,
+    matching_kernels,
+    selected_kernel,
+    timeline_bars,
+    timeline_figure,
+    timeline_lanes,
+)
 from fusionviz.records.files import session_from_trace
 from fusionviz.records.session import GraphBreak
 from tests.unit.test_trace import calls_trace, ev, memory_trace, replay_trace
@@ -64,3 +80,71 @@ def test_calls_of_one_region_one_after_another_are_no_break() -> None:
         bars = timeline_bars(session, all_iterations=True)
         assert len(bars[bars.lane == "region"]) == 3
         assert break_markers(session, bars).empty
+
+
+def streams_trace() -> dict[str, Any]:
+    """Two steps; in each, a GEMM on stream 7 and a copy on stream 13 launched by one op."""
+    events = []
+    for step in range(2):
+        t0 = 100 * step
+        events += [
+            ev(f"ProfilerStep#{step + 1}", "user_annotation", t0, 100),
+            ev("aten::mm", "cpu_op", t0 + 5, 20, **{"External id": 10 + step}),
+            ev("cudaLaunchKernel", "cuda_runtime", t0 + 6, 2, correlation=10 + step),
+            ev("nvjet_tst_gemm", "kernel", t0 + 10, 30, tid=7, correlation=10 + step, stream=7),
+            ev("cudaLaunchKernel", "cuda_runtime", t0 + 9, 2, correlation=20 + step),
+            ev("void at::native::vectorized_elementwise_kernel<4>()", "kernel", t0 + 15, 10 + step, tid=13,
+               correlation=20 + step, stream=13),
+        ]
+    return {"traceEvents": events}
+
+
+def test_one_kernel_lane_per_stream_and_the_cpu_lane_below() -> None:
+    session = session_from_trace(streams_trace(), "s")
+    bars = timeline_bars(session)
+    kernels = bars[bars.lane == "kernel"]
+    assert dict(zip(kernels.stream, kernels.y, strict=True)) == {7: 0.0, 13: STREAM_GAP}
+    lanes = timeline_lanes(session, bars)
+    assert [lane.label for lane in lanes] == ["<b>s</b> · stream 7", "stream 13", "CPU"]
+    assert lanes[-1].y == STREAM_GAP + 0.62  # the CPU lane moves down by the extra lane
+    fig = timeline_figure(session, bars)
+    assert fig.layout.yaxis.ticktext == ("<b>s</b> · stream 7", "stream 13", "CPU")
+
+
+def test_a_chosen_iteration_is_drawn() -> None:
+    session = session_from_trace(streams_trace(), "s")
+    copies = timeline_bars(session, iteration=0)
+    copies = copies[copies.stream == 13]
+    assert (list(copies.iteration), list(copies.dur_us)) == ([0], [10])  # step 1's copy took 10 µs, step 2's 11
+    assert list(timeline_bars(session, iteration=9).iteration.unique()) == [1]  # no such step: the steady one
+
+
+def test_lane_bins_cover_time_slices() -> None:
+    bars = pd.DataFrame({"y": [0.0, 0.0, 1.0], "start_us": [0.0, 5.0, 12.0], "dur_us": [5.0, 10.0, 100.0]})
+    busy, counts = lane_bins(bars, [0.0, 1.0], np.array([0.0, 10.0, 20.0]))
+    # lane 0: [0, 5) and [5, 15) fill slice 0 and half of slice 1; lane 1: [12, 112) covers 8 µs of slice 1
+    assert busy.tolist() == [[1.0, 0.5], [0.0, 0.8]]
+    assert counts.tolist() == [[2, 0], [0, 1]]
+
+
+def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = session_from_trace(streams_trace(), "s")
+    bars = timeline_bars(session, all_iterations=True)
+    assert level_of_detail(bars, None) == "svg"
+    monkeypatch.setattr(timeline, "SVG_BARS", 2)
+    monkeypatch.setattr(timeline, "DETAIL_KERNELS", 3)
+    assert level_of_detail(bars, None) == "bins"  # 4 kernels in the whole window
+    assert level_of_detail(bars, (0.0, 50.0)) == "kernels"  # the first step's 2
+    zoomed_out = timeline_figure(session, bars)
+    assert {type(t).__name__ for t in zoomed_out.data} == {"Heatmap"} and zoomed_out.layout.dragmode == "select"
+    detail = timeline_figure(session, bars, window=(0.0, 50.0), search="GEMM")
+    cells = [t for t in detail.data if type(t).__name__ == "Heatmap" and t.name == "kernels"]
+    assert len(cells) == 2  # one lane per stream
+    gemm = next(c for c in cells if list(c.y) == [0.0])
+    assert list(gemm.x) == [10, 40] and gemm.z[0][0] == timeline.KERNEL_CLASSES.index("gemm")  # exact edges
+    (click,) = [t for t in detail.data if t.name == "click"]
+    assert selected_kernel([{"customdata": list(click.customdata[0])}]) == ("s", 0)
+    assert list(detail.layout.xaxis.range) == [0.0, 50.0] and detail.layout.dragmode == "zoom"
+    (marks,) = [t for t in detail.data if t.name.startswith("matches")]
+    assert list(marks.x) == [10, 40]
+    assert len(matching_kernels(bars, "gemm")) == 2 and matching_kernels(bars, " ").empty

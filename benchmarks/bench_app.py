@@ -1,0 +1,212 @@
+"""App benchmark: the Trace explorer on the big trace in the real headless Chromium, against `streamlit run`:
+first open, view switches (all iterations, another step, a search), a kernel click, a box drawn on the
+timeline, the presentation toggle, and page switches; each the time from the click or key to the answer on
+screen (the awaited text or chart there, and Streamlit's run finished).
+
+    .venv/bin/python benchmarks/bench_app.py [TRACE] [--rounds 3]
+
+The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
+is the median of `--rounds`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACE = ROOT / "benchmarks" / "data" / "transformer_train.trace.json.gz"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"]
+TIMEOUT_MS = 60_000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def idle(page: Page) -> None:
+    """Until Streamlit has no script run in flight (its running indicator is gone)."""
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS,
+                           polling=16)
+
+
+def timed(page: Page, action: Callable[[], None], done: str) -> float:
+    """Seconds from `action` to `done` (a JS condition) holding with Streamlit idle; a screenshot in the
+    temporary folder when it never does."""
+    started = time.perf_counter()
+    try:
+        action()
+        page.wait_for_function(done, timeout=TIMEOUT_MS, polling=16)
+        idle(page)
+    except Exception:
+        shot = Path(tempfile.gettempdir()) / "bench_app_failure.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"waiting for {done} failed; the page is in {shot}", file=sys.stderr)
+        raise
+    return time.perf_counter() - started
+
+
+def text_shown(text: str) -> str:
+    return f"document.body.innerText.includes({text!r})"
+
+
+def timeline_title(text: str) -> str:
+    return ("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent.startsWith("
+            f"{text!r}))")
+
+
+CLICK_KERNEL = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+  plot.scrollIntoView();
+  const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
+  const box = plot.querySelector('.nsewdrag').getBoundingClientRect();
+  const click = plot._fullData.find(t => t.name === 'click');  // the markers a click selects a kernel by
+  if (click) {
+    const i = click.customdata.findIndex(c => c[7] === 'gemm');
+    return {x: box.left + xa.l2p(click.x[i]), y: box.top + ya.l2p(click.y[i])};
+  }
+  const bars = plot._fullData.find(t => t.name === 'gemm');  // a small timeline: SVG bars
+  return {x: box.left + xa.l2p(bars.base[0] + bars.x[0] / 2), y: box.top + ya.l2p(bars.y[0])};
+}"""
+
+
+def title_size(px: int) -> str:
+    """The timeline's title drawn at `px` (16 on screen, 30 in presentation mode)."""
+    return ("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent.startsWith("
+            f"'Kernel timeline') && parseFloat(t.style.fontSize) === {px})")
+
+
+PLOT_BOX = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+  plot.scrollIntoView();
+  const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
+  return {x: r.left, y: r.top, width: r.width, height: r.height};
+}"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="fusionviz-bench-"))
+    shutil.copy(args.trace, folder / Path(args.trace).name)
+    port = free_port()
+    env = {**os.environ, "FUSIONVIZ_SESSIONS_DIR": str(folder)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    times: dict[str, list[float]] = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1600, "height": 1400})
+            for _ in range(120):
+                try:
+                    page.goto(f"{url}/Trace_explorer", timeout=5_000)
+                    break
+                except Exception:
+                    time.sleep(0.5)
+            first = timed(page, lambda: None, timeline_title("Kernel timeline") + " && "
+                          + text_shown("Per-kernel statistics"))
+            print(f"first open of the trace (read, cached from then on): {first:.2f} s", flush=True)
+            for r in range(args.rounds):
+                record = times.setdefault
+                page.goto(f"{url}/Trace_explorer")
+                record("page load (Trace explorer, trace cached)", []).append(timed(
+                    page, lambda: None, timeline_title("Kernel timeline") + " && " + text_shown("Per-kernel")))
+                all_box = page.get_by_text("All profiled iterations").first
+                record("view switch: all iterations on", []).append(timed(
+                    page, all_box.click, timeline_title("Kernel timeline: all profiled iterations")))
+                record("view switch: all iterations off", []).append(timed(
+                    page, all_box.click, timeline_title("Kernel timeline: one steady iteration")))
+                step = page.locator('[data-testid="stSelectbox"]').filter(has_text="Iteration").first
+
+                def pick_step(step_box=step) -> None:
+                    step_box.click()
+                    page.keyboard.press("End")  # the last iteration (the median one is drawn already)
+                    page.keyboard.press("Enter")
+
+                record("view switch: another iteration", []).append(timed(
+                    page, pick_step, timeline_title("Kernel timeline: iteration ")))
+                search = page.get_by_placeholder("part of a kernel name")
+
+                def type_search(box=search) -> None:
+                    box.fill("layer_norm")
+                    box.press("Enter")
+
+                record("search and highlight", []).append(timed(page, type_search, text_shown("kernels match")))
+                where = page.evaluate(CLICK_KERNEL)
+                page.mouse.move(where["x"], where["y"])
+                page.wait_for_timeout(300)  # Plotly picks the clicked point from the hover
+
+                record("kernel click: its code or what it is", []).append(timed(
+                    page, lambda w=where: page.mouse.click(w["x"], w["y"]),
+                    text_shown("is a library kernel") + " || " + text_shown("Generated source of")))
+                record("view switch: all iterations on (time slices)", []).append(timed(
+                    page, all_box.click, timeline_title("Kernel timeline: all profiled iterations")))
+                box = page.evaluate(PLOT_BOX)
+
+                def drag_box(b=box) -> None:
+                    page.mouse.move(b["x"] + b["width"] * 0.3, b["y"] + 5)
+                    page.mouse.down()
+                    page.mouse.move(b["x"] + b["width"] * 0.36, b["y"] + b["height"] - 5, steps=5)
+                    page.mouse.up()
+
+                record("box drawn on the time slices: every kernel in it", []).append(timed(
+                    page, drag_box, text_shown("Every kernel in") + " && !" + text_shown("Every kernel in the whole")))
+                record("back to the whole window", []).append(timed(
+                    page, lambda: page.get_by_role("button", name="Whole").click(), text_shown("slices of time")))
+                record("view switch: all iterations off again", []).append(timed(
+                    page, all_box.click, timeline_title("Kernel timeline: iteration ")))
+                toggle = page.locator('[data-testid="stCheckbox"], [data-testid="stToggle"]').filter(
+                    has_text="Presentation").locator("input").first
+
+                def flip(t=toggle) -> None:  # by keyboard: in presentation mode the page's header lies over it
+                    t.focus()
+                    page.keyboard.press("Space")
+
+                record("presentation toggle on", []).append(timed(page, flip, title_size(30)))
+                record("presentation toggle off", []).append(timed(page, flip, title_size(16)))
+                nav = page.locator('[data-testid="stSidebarNav"]')
+                record("page switch: to Methodology", []).append(timed(
+                    page, lambda n=nav: n.get_by_text("Methodology").click(),
+                    "[...document.querySelectorAll('h1')].some(h => h.textContent.includes('Methodology'))"))
+                record("page switch: back to Trace explorer", []).append(timed(
+                    page, lambda n=nav: n.get_by_text("Trace explorer").click(),
+                    timeline_title("Kernel timeline") + " && " + text_shown("Per-kernel statistics")))
+                print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+            version = browser.version
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"\nChromium {version}, streamlit run app.py; seconds from the click to the answer on screen, median of "
+          f"{args.rounds} (min–max):\n")
+    print("| action | seconds |\n|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

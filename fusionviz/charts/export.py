@@ -1,0 +1,129 @@
+"""Slides out: a figure stamped with where its data came from, drawn at slide size (1920 × 1080) as PNG or SVG,
+as a self-contained HTML file that opens offline, or (the animation) as a GIF.
+
+PNG, SVG and GIF are drawn by kaleido, which drives a Chrome or Chromium browser: `BROWSER_PATH` when set,
+else Debian's /usr/bin/chromium, else whatever kaleido finds on the PATH. Where there is none, export raises
+ExportError saying so; HTML needs no browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+import plotly.graph_objects as go
+
+from fusionviz.charts.style import ChartSettings
+from fusionviz.errors import ExportError
+
+SLIDE_WIDTH, SLIDE_HEIGHT = 1920, 1080
+CHROMIUM = Path("/usr/bin/chromium")
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+STAMP_COLOUR = "#6B7280"
+ImageFormat = Literal["png", "svg"]
+NO_BROWSER = ("drawing an image needs a Chrome or Chromium browser and none was found: install one (Debian: "
+              "apt-get install chromium) or set BROWSER_PATH to it; HTML export works without one")
+
+
+def stamped(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:
+    """A copy of `fig` with `stamp` (GPU, torch version, date) in small grey type under its title."""
+    out = go.Figure(fig)
+    size = max(10, round(settings.font_size * 0.7))
+    out.update_layout(title_subtitle={"text": stamp, "font": {"size": size, "color": STAMP_COLOUR}})
+    top = out.layout.margin.t if out.layout.margin.t is not None else 80
+    out.update_layout(margin={"t": top + round(size * 1.5)})
+    return out
+
+
+def slide(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:
+    """The stamped figure laid out at slide size."""
+    out = stamped(fig, stamp, settings)
+    out.update_layout(width=SLIDE_WIDTH, height=SLIDE_HEIGHT)
+    return out
+
+
+def camera_options(settings: ChartSettings, name: str) -> dict[str, Any]:
+    """Plotly config for the chart toolbar's camera: a 1920 × 1080 PNG. Charts drawn with screen-sized fonts
+    are laid out at half size and doubled, so their text stays legible on a slide."""
+    scale = 1 if settings.font_size >= ChartSettings.presentation().font_size else 2
+    return {"displaylogo": False, "toImageButtonOptions": {
+        "format": "png", "filename": name, "width": SLIDE_WIDTH // scale, "height": SLIDE_HEIGHT // scale,
+        "scale": scale}}
+
+
+def browser_path() -> str | None:
+    """The browser kaleido is to drive: BROWSER_PATH, else Debian's chromium, else None (kaleido searches)."""
+    if os.environ.get("BROWSER_PATH"):
+        return os.environ["BROWSER_PATH"]
+    return str(CHROMIUM) if CHROMIUM.exists() else None
+
+
+def image_export_available() -> bool:
+    """Whether a browser for kaleido is at hand: the one `browser_path` names, or one on the PATH."""
+    return browser_path() is not None or any(shutil.which(name) for name in BROWSER_NAMES)
+
+
+def render(figures: list[go.Figure], fmt: ImageFormat) -> list[bytes]:
+    """Each figure drawn as PNG or SVG at its own layout size, in one browser session."""
+    try:
+        import kaleido
+        from kaleido.errors import BrowserClosedError, BrowserFailedError, ChromeNotFoundError
+    except ImportError as exc:
+        raise ExportError(f"drawing an image needs kaleido (pip install -r requirements.txt): {exc}") from exc
+
+    async def draw() -> list[bytes]:
+        async with kaleido.Kaleido(n=1, mathjax=False, path=browser_path()) as k:
+            return [await k.calc_fig(f.to_dict(), opts={"format": fmt}) for f in figures]
+
+    # Its own thread and event loop: the caller (a Streamlit script thread) may have a loop running.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(asyncio.run, draw()).result()
+        except ChromeNotFoundError as exc:
+            raise ExportError(NO_BROWSER) from exc
+        except (BrowserFailedError, BrowserClosedError) as exc:
+            raise ExportError(f"the browser that draws images failed: {exc}") from exc
+
+
+def image_bytes(fig: go.Figure, fmt: ImageFormat) -> bytes:
+    """One figure as PNG or SVG."""
+    (drawn,) = render([fig], fmt)
+    return drawn
+
+
+def html_bytes(fig: go.Figure, title: str) -> bytes:
+    """A self-contained page of the figure: plotly.js is inlined, so it opens offline; an animation plays."""
+    return fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False, "responsive": True},
+                       default_width="100%", default_height="100vh").replace(
+        "<head>", f"<head><title>{title}</title>", 1).encode()
+
+
+def gif_bytes(fig: go.Figure, frame_ms: int = 100, hold_ms: int = 1500) -> bytes:
+    """An animated figure's frames drawn one by one and joined into a looping GIF; the first frame, the last,
+    and each first frame of a new stage (frame group) are held for `hold_ms` so a viewer sees each stage."""
+    if not fig.frames:
+        raise ExportError("only the animation view has frames to make a GIF of")
+    from PIL import Image
+
+    base = go.Figure(fig)
+    base.layout.updatemenus, base.layout.sliders = (), ()  # a GIF has nothing to click
+    pictures = []
+    for frame in fig.frames:
+        still = go.Figure(base)
+        still.data = []
+        for trace in [*frame.data, *base.data[len(frame.data):]]:  # legend-only traces are not in frames
+            still.add_trace(trace)
+        pictures.append(still)
+    images = [Image.open(io.BytesIO(png)).convert("RGB") for png in render(pictures, "png")]
+    groups = [frame.group for frame in fig.frames]
+    durations = [hold_ms if i in (0, len(groups) - 1) or groups[i] != groups[i - 1] else frame_ms
+                 for i in range(len(groups))]
+    out = io.BytesIO()
+    images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0,
+                   optimize=True)
+    return out.getvalue()

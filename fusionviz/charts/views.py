@@ -1,0 +1,85 @@
+"""The figure of each named view of a session (`records.talk.VIEWS`): what a talk's scene, the lab's
+presentation mode and `python -m fusionviz export` draw, from one place."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import plotly.graph_objects as go
+
+from fusionviz.analysis.captions import focus_run, is_timed, speedup_words
+from fusionviz.analysis.methodology import methodology_table
+from fusionviz.analysis.summary import comparisons, drawable_runs
+from fusionviz.charts.collapse import collapse_animation, collapse_figure
+from fusionviz.charts.grid import grid_figure
+from fusionviz.charts.latency import latency_figure, metrics_figure
+from fusionviz.charts.methodology import methodology_figure
+from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings
+from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
+from fusionviz.charts.timeline import timeline_bars, timeline_figure
+from fusionviz.errors import ConfigError
+from fusionviz.records.session import Session
+from fusionviz.records.talk import VIEWS
+
+
+def view_problem(session: Session, view: str, mode: str | None = None) -> str | None:
+    """Why this session cannot show `view` (for `mode`), in a sentence; None when it can."""
+    info = VIEWS.get(view)
+    if info is None:
+        return f"unknown view {view!r}: choose from {', '.join(VIEWS)}"
+    if info.needs == "sweep":
+        return None if session.sweep is not None else f"the {view} view needs a shape-sweep session"
+    if info.needs == "grid":
+        return None if session.grid is not None else "the grid view needs a crossover-grid session (fusionviz grid)"
+    if info.needs == "naive" and (session.naive is None or methodology_table(session.naive, session).empty):
+        return ("the methodology view needs a session recorded with the naive snippet (fusionviz run "
+                "--naive-calls N) whose mode was timed")
+    eager = session.run("eager")
+    if eager is None or not eager.ok or eager not in drawable_runs(session):
+        return f"the {view} view needs an eager run with kernels, and this session has none"
+    if info.needs == "timing" and not is_timed(session):
+        return "this session carries no timing (plain profiler traces have none), so there are no latencies to draw"
+    if info.takes_mode and focus_run(session, mode) is None:
+        return (f"{mode} did not run in this session" if mode else "no compiled mode ran in this session")
+    return None
+
+
+def view_figure(session: Session, view: str, settings: ChartSettings = DEFAULT_SETTINGS, mode: str | None = None,
+                zoom: tuple[float, float] | None = None, seconds: float = 4.0) -> go.Figure:
+    """The figure of `view` for `mode` (default: the first compiled mode that ran), its x axis limited to
+    `zoom`; `seconds` is the animation's length. Raises ConfigError when the session cannot show it."""
+    problem = view_problem(session, view, mode)
+    if problem:
+        raise ConfigError(problem)
+    fig = _figure(session, view, settings, mode, seconds)
+    if zoom:
+        fig.update_xaxes(range=list(zoom), autorange=False)
+    return fig
+
+
+def _figure(session: Session, view: str, settings: ChartSettings, mode: str | None, seconds: float) -> go.Figure:
+    if view == "sweep_latency":
+        return sweep_latency_figure(session, settings)
+    if view == "sweep_steady":
+        return sweep_steady_figure(session, settings)
+    if view == "sweep_cumulative":
+        return sweep_cumulative_figure(session, settings)
+    if view == "grid":
+        return grid_figure(session, settings)
+    if view == "latency":
+        return latency_figure(session, settings)
+    if view == "methodology":
+        assert session.naive is not None  # view_problem said so
+        return methodology_figure(methodology_table(session.naive, session), settings)
+    eager, run = session.run("eager"), focus_run(session, mode)
+    assert eager is not None and run is not None  # view_problem said so
+    if view == "verdict":
+        vs = comparisons(session).get(run.mode)
+        return metrics_figure(session, settings, f"{run.mode}: {speedup_words(vs)}" if vs else "Per mode")
+    if view == "timeline":
+        shown = dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", mode)]) \
+            if mode else session
+        return timeline_figure(shown, timeline_bars(shown), settings)
+    if view == "collapse":
+        return collapse_figure(eager, run, settings)
+    return collapse_animation(eager, run, settings, seconds=seconds)

@@ -1,0 +1,138 @@
+"""Fusion lab: any session (the recorded library, an upload, a pair of eager and compiled profiler traces, or
+a run on this machine) with every view: verdict, timeline, what fused into what, animation, latency.
+
+The measurement runs in a worker process (fusionviz.measure.client); this page holds the widgets and the
+layout; what is on screen is chosen in ui.on_screen, the sections are in ui.lab.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.client import run_session
+from fusionviz.records.config import (
+    COMPILED_MODES,
+    DTYPES,
+    DYNAMIC_CHOICES,
+    PASSES,
+    RunConfig,
+    default_threads,
+    warnings_for,
+)
+from fusionviz.records.session import Session
+from ui import backend, lab, on_screen, sections, state
+from ui.page import setup_page
+
+EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
+DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+BATCHES = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
+OWN = "your own model…"
+DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
+            "modes": ["default"]}
+
+settings = setup_page(
+    "Fusion lab",
+    "Runs a model eagerly and under torch.compile in a separate worker process, profiles one steady "
+    "iteration of each, and shows which kernels Inductor fused, what that bought, and what it cost; or shows "
+    "a session recorded earlier, uploaded, or read from your own pair of profiler traces.")
+
+
+def measure_widgets() -> tuple[RunConfig, bool]:
+    """The configuration widgets; nothing runs until Run is pressed."""
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    st.header("Measure on this machine")
+    models = list(CATALOG) + ([OWN] if backend.own_models_allowed() else [])
+    model = st.selectbox("Model", models, key="model")
+    if model == OWN:
+        model = st.text_input("Your model: package.module:factory", key="own_model",
+                              help="factory(dim, batch, seq) returns (module, inputs); the worker imports it")
+        info = None
+    else:
+        info = CATALOG[model]
+        st.caption(info.purpose)
+    dim = st.select_slider("Hidden size (dim)", DIMS, key="dim")
+    batch = st.select_slider("Batch", BATCHES, key="batch")
+    seq = (int(st.number_input(info.seq_label.capitalize(), 1, 16384, info.default_seq or 128, key=f"seq_{model}"))
+           if info and info.seq_label else None)
+    dtype = st.selectbox("dtype", DTYPES, key="dtype")
+    names = {d.device: d.name for d in backend.devices_or_cpu()}
+    device = st.selectbox("Device", list(names), format_func=lambda d: f"{d}: {names[d]}", key="device")
+    pass_ = st.radio("Pass", PASSES, horizontal=True, key="pass")
+    modes = st.multiselect("Compiled modes (compared with eager)", COMPILED_MODES, key="modes")
+    dynamic = st.selectbox("dynamic", list(DYNAMIC_CHOICES), key="dynamic",
+                           help="torch.compile(dynamic=...): false compiles for these exact shapes")
+    with st.expander("Measurement"):
+        rounds = st.slider("Timing rounds per process", 3, 30, RunConfig.rounds, key="rounds",
+                           help="Each round times every mode once, in turn, so drift hits them alike")
+        processes = st.slider("Timing processes", 1, 5, RunConfig.processes, key="processes",
+                              help="Fresh worker processes the timing is repeated in: the spread between "
+                                   "processes is part of the interval (one process understates it)")
+        threads = (int(st.number_input("CPU threads", 1, 256, default_threads(), key="threads",
+                                       help="Threads of ATen's and Inductor's C++ kernels"))
+                   if device == "cpu" else None)
+        cold = st.checkbox("Cold compile", key="cold", help="Compile in a fresh worker process with an empty "
+                           "Inductor cache, to see what a first-ever compile costs")
+        limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
+    clicked = st.button("Run", type="primary", key="run", width="stretch", on_click=on_screen.show_live)
+    config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, dtype=dtype, device=device, pass_=pass_,
+                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
+                       processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit))
+    return config, clicked
+
+
+def run(config: RunConfig) -> None:
+    """Run `config` (or take it from the cache) and make it the session on screen."""
+    key = state.result_key("session", config)
+    if key not in state.results():
+        for note in warnings_for(config):
+            st.warning(note)
+    took = backend.run_cached(key, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
+                              "The run did not start",
+                              lambda progress: run_session(config, progress, worker=backend.shared_worker()))
+    if took:
+        state.show("lab", key, took)
+
+
+grid: Session | None = None  # a crossover grid on screen: its heat map, and one cell of it in every view
+with st.sidebar:
+    st.header("On screen")
+    shown = on_screen.choose()
+    if shown is not None:
+        st.markdown("  \n".join(on_screen.configuration_lines(shown.session)))
+        if shown.session.grid is not None:
+            grid, shown = shown.session, on_screen.grid_cell(shown)
+        on_screen.prefill(shown.session, f"{shown.origin}|{shown.name}|{shown.session.label}",
+                          {"model": list(CATALOG), "dim": DIMS, "batch": BATCHES, "dtype": list(DTYPES),
+                           "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)})
+    config, clicked = measure_widgets()
+
+if clicked:
+    run(config)
+    live = state.results().get(state.shown("lab"))
+    shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown
+
+if shown is None:
+    st.info("Nothing on screen yet. Pick a session in the sidebar, or measure here: choose a model and press "
+            f"**Run**, or start with a small CPU example: {EXAMPLE.model} ({CATALOG[EXAMPLE.model].purpose}), "
+            "about 15 s.")
+    if st.button("Run the small CPU example", key="example", on_click=on_screen.show_live):
+        run(EXAMPLE)
+        st.rerun()
+else:
+    if not state.presentation():
+        st.caption(f"Source of data: **{on_screen.origin_line(shown)}**")
+        if shown.origin == "live" and shown.name:
+            st.caption(f"This run was {shown.name}.")
+        if shown.origin == "live" and state.shown("lab") not in (state.result_key("session", config),
+                                                                 state.result_key("session", EXAMPLE)):
+            st.caption("The sidebar has changed since this run: press **Run** to measure the new configuration.")
+        sections.show_trace_notes(shown.session)
+    if state.presentation():
+        lab.present(shown.session, settings, grid)
+    else:
+        if grid is not None:
+            lab.show_grid(grid, settings)
+            st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
+        lab.report(shown.session, settings)

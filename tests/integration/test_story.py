@@ -1,0 +1,168 @@
+"""Story mode and the lab's sources through AppTest, on sessions made on the CPU: the default talk stepped
+forward and back, a bad talk refused with its line, a library session and a user's pair of traces in the lab."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fusionviz.analysis.captions import view_caption
+from fusionviz.records.session import Grid, GridCell, Session
+from fusionviz.records.talk import load_talk
+from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
+
+DEFAULT_TALK = Path(APP).parent / "talks" / "fusion_story.toml"
+STORY = "pages/4_Story.py"
+
+
+@pytest.fixture
+def talk_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ln_gelu_session: Session,
+                 small_sweep: Session) -> Path:
+    """A library holding every session the default talk names that a CPU can make: the CPU LayerNorm + GELU
+    session under each mode-run name, the CPU sweep under the sweep's name; the grid stays missing."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    ln_gelu_session.save(folder / "ln_gelu.json.gz")
+    small_sweep.save(folder / "sweep.json.gz")
+    for scene in load_talk(DEFAULT_TALK).scenes:
+        if scene.view != "grid":
+            shutil.copy(folder / ("sweep.json.gz" if scene.view.startswith("sweep") else "ln_gelu.json.gz"),
+                        folder / scene.session)
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    return folder
+
+
+def heading(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("### "))
+
+
+def captions(at: AppTest) -> list[str]:
+    return [html.unescape(re.sub(r"<[^>]+>", "", h.value)) for h in at.get("html") if "title=" in h.value]
+
+
+def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Path,
+                                                                 ln_gelu_session: Session) -> None:
+    talk = load_talk(DEFAULT_TALK)
+    n = len(talk.scenes)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(STORY).run()
+    no_errors(at)
+    for i, scene in enumerate(talk.scenes):
+        assert heading(at) == f"### {i + 1} / {n} · {scene.title}"
+        assert not at.exception, (scene.title, [e.value for e in at.exception])
+        if scene.view == "grid":  # no grid recorded on a CPU: the scene says so, naming its line
+            assert any(f"line {scene.lines['session']}" in w.value for w in at.warning)
+        elif scene.view == "methodology":  # the CPU session has no naive snippet
+            assert any("naive" in w.value for w in at.warning)
+        else:
+            assert captions(at), scene.title
+        if i == 0:  # the pointwise chain's timeline, here the CPU session: eager and default only
+            assert captions(at) == [view_caption("timeline", ln_gelu_session, "default")]
+            timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+            assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
+            assert timeline["layout"]["title"]["subtitle"]["text"].startswith("CPU · torch ")  # recorded, not live
+        if i < n - 1:
+            at.button(key="story_next").click().run()
+    assert at.button(key="story_next").disabled
+    for i in reversed(range(n - 1)):
+        at.button(key="story_back").click().run()
+        assert heading(at).startswith(f"### {i + 1} / {n} · ")
+    assert at.button(key="story_back").disabled
+    at.sidebar.radio(key="story_pick").set_value(3).run()
+    assert heading(at) == f"### 4 / {n} · {talk.scenes[3].title}"
+
+
+def test_a_bad_talk_is_refused_with_its_line(talk_library: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(STORY).run()
+    bad = b'title = "Mine"\n\n[[scene]]\nsession = "x.json.gz"\nview = "timelime"\n'
+    at.sidebar.file_uploader(key="story_upload").set_value(("mine.toml", bad, "text/plain")).run()
+    assert not at.exception
+    assert any("mine.toml, line 5: unknown view 'timelime'" in e.value for e in at.error)
+
+
+def test_the_lab_opens_any_library_session_and_shows_its_configuration(tmp_path: Path, ln_gelu_session: Session,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "library"
+    folder.mkdir()
+    ln_gelu_session.save(folder / "a_ln_gelu.json.gz")
+    bigger = dataclasses.replace(ln_gelu_session, config=dataclasses.replace(ln_gelu_session.config, dim=64, batch=16))
+    bigger.save(folder / "b_ln_gelu_64x16.json.gz")
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert at.sidebar.selectbox(key="lab_library").options == ["a_ln_gelu.json.gz", "b_ln_gelu_64x16.json.gz"]
+    assert (at.sidebar.select_slider(key="dim").value, at.sidebar.select_slider(key="batch").value) == (32, 8)
+    at.sidebar.selectbox(key="lab_library").set_value("b_ln_gelu_64x16.json.gz").run()
+    no_errors(at)
+    # The sidebar shows what is on screen, and the measuring widgets follow it.
+    assert any("dim 64 · batch 16" in m.value for m in at.sidebar.markdown)
+    assert (at.sidebar.select_slider(key="dim").value, at.sidebar.select_slider(key="batch").value) == (64, 16)
+    assert any("Recorded library: b_ln_gelu_64x16.json.gz" in c.value for c in at.caption)
+    kernels = next(m for m in at.metric if m.label == "default kernels / iteration")
+    assert (kernels.value, kernels.delta) == ("2", "-1 vs eager")
+
+
+def test_the_lab_opens_a_users_pair_of_traces_without_timing(tmp_path: Path, ln_gelu_session: Session,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.radio(key="lab_source").set_value("Your eager + compiled traces").run()
+    at.sidebar.file_uploader(key="lab_trace_eager").set_value(
+        ("eager.pt.trace.json", ln_gelu_session.run("eager").chrome_trace(), "application/json"))
+    at.sidebar.file_uploader(key="lab_trace_compiled").set_value(
+        ("compiled.pt.trace.json", ln_gelu_session.run("default").chrome_trace(), "application/json")).run()
+    no_errors(at)
+    assert any("Your torch.profiler traces: eager.pt.trace.json + compiled.pt.trace.json" in c.value
+               for c in at.caption)
+    assert any(m.value.startswith("#### 3 eager kernels become 2 under default. Plain profiler traces")
+               for m in at.markdown)
+    assert any("No latency bars" in i.value for i in at.info)
+    figs = figures(at)
+    assert "Latency per call" not in figs
+    assert kernels_per_mode(figs["Kernel timeline: one steady iteration per mode"]) == {"eager": 3, "default": 2}
+    assert any(title.startswith("default: 3 eager kernels collapse into 2") for title in figs)
+    at.toggle(key="_pres_Fusion lab").set_value(True).run()
+    at.radio(key="present_view").set_value("latency").run()
+    assert any("carries no timing" in i.value for i in at.info)
+
+
+def test_the_lab_shows_a_crossover_grid_and_any_cell_of_it(tmp_path: Path, ln_gelu_session: Session,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    cells = [GridCell(dim=d, batch=8, device="cpu", runs=ln_gelu_session.runs, timing=ln_gelu_session.timing)
+             for d in (32, 64)]
+    grid = dataclasses.replace(ln_gelu_session, runs=[], timing=None,
+                               grid=Grid(dims=[32, 64], batches=[8], cells=cells),
+                               config=dataclasses.replace(ln_gelu_session.config, modes=("eager", "default")))
+    grid.save(tmp_path / "grid.json.gz")
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    heat = next(spec for title, spec in figures(at).items() if title.startswith("Where default pays off"))
+    assert heat["data"][0]["customdata"][0][1] == [64, 8]  # a click hands the cell to the picker
+    assert any("dims 32, 64 × batches 8" in m.value for m in at.sidebar.markdown)
+    assert any(s.value == "Cell: dim 32 × batch 8" for s in at.subheader)
+    at.sidebar.selectbox(key="lab_cell").set_value((64, 8)).run()
+    no_errors(at)
+    assert any(s.value == "Cell: dim 64 × batch 8" for s in at.subheader)
+    assert "Kernel timeline: one steady iteration per mode" in figures(at)
+    at.toggle(key="_pres_Fusion lab").set_value(True).run()
+    assert at.radio(key="present_view").options[0] == "Grid"
+
+
+def test_a_users_own_model_is_offered_only_when_the_operator_allows_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert "your own model…" not in at.sidebar.selectbox(key="model").options
+    monkeypatch.setenv("FUSIONVIZ_ALLOW_OWN_MODELS", "1")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.selectbox(key="model").set_value("your own model…").run()
+    no_errors(at)
+    assert at.sidebar.text_input(key="own_model").label.startswith("Your model: package.module:factory")

@@ -1,0 +1,42 @@
+"""The fast path (msgspec, only the fields read) and the standard library's path read the recorded H200 traces
+into the same tables; without msgspec (the GPU worker may lack it) bytes are still read."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from fusionviz.records import trace
+from fusionviz.records.files import open_file
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TRACES = sorted(DATA.glob("*.trace.json.gz"))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_bytes_and_loaded_json_read_alike(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = path.read_bytes()
+    fast = trace.parse_trace(raw)
+    loaded = trace.parse_trace(json.loads(gzip.decompress(raw)))
+    monkeypatch.setattr(trace, "trace_json", None)
+    plain = trace.parse_trace(raw)
+    for other in (loaded, plain):
+        assert other.kernel_columns == fast.kernel_columns
+        assert other.cpu_op_columns == fast.cpu_op_columns
+        assert (other.summary, other.kernel_files) == (fast.summary, fast.kernel_files)
+    assert fast.kernels.shape[0] == len(fast.kernel_records()) > 0
+
+
+def test_odd_values_fall_back_to_the_standard_library() -> None:
+    # args that are not an object, and a traceEvents that is not a list: read (or refused) as before
+    odd = {"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": [1]},
+                           {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 10}]}
+    parsed = trace.parse_trace(json.dumps(odd).encode())
+    assert parsed.kernel_columns["name"] == ["aten::mm"]
+    with pytest.raises(Exception, match=r"neither a fusionviz session nor a torch\.profiler trace"):
+        open_file(b'{"traceEvents": {"a": 1}}', "odd.json")
+    with pytest.raises(Exception, match="is not JSON"):
+        open_file(b'{"traceEvents": [', "cut.json")
+    with pytest.raises(Exception, match="looks gzipped but cannot be decompressed"):
+        open_file(b"\x1f\x8b\x08garbage", "bad.json.gz")

@@ -1,0 +1,89 @@
+"""Captions computed from a session: worded by the verdict, never past it; the source stamp; a pair of plain
+traces, which has no timing and says so."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from fusionviz.analysis.captions import (
+    caption_values,
+    scene_caption,
+    source_stamp,
+    speedup_words,
+    untimed_verdict,
+    view_caption,
+)
+from fusionviz.analysis.summary import comparisons
+from fusionviz.errors import SessionFileError
+from fusionviz.records.session import Environment, Session
+from fusionviz.records.talk import CAPTION_FIELDS
+from fusionviz.records.trace_pair import trace_pair
+from tests.unit.factories import k, run, session
+
+EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2),
+                      k("aten::exp", 40, 10, ops=("exp",), op_id=3)])
+FUSED = run("default", [k("triton_poi_fused_add_exp_mul_0", 0, 10, ops=("add", "exp", "mul"))], compile_s=2.0)
+FAST = {"eager": [[0.30, 0.31, 0.29, 0.30]], "default": [[0.10, 0.10, 0.11, 0.09]]}
+UNCLEAR = {"eager": [[0.30, 0.30, 0.30, 0.30]], "default": [[0.25, 0.35, 0.28, 0.33]]}
+
+
+def test_speedup_words_follow_the_verdict() -> None:
+    fast = comparisons(session(EAGER, FUSED, ms=FAST))["default"]
+    assert fast.verdict == "faster"
+    assert speedup_words(fast).startswith(f"{fast.speedup.median:.2g}x faster than eager (")
+    unclear = comparisons(session(EAGER, FUSED, ms=UNCLEAR))["default"]
+    assert unclear.verdict == "no clear difference"
+    assert speedup_words(unclear).startswith("no clear difference from eager (")  # not "1.1x faster"
+    assert speedup_words(None) == "not timed"
+
+
+def test_caption_values_fill_every_field_from_the_data() -> None:
+    values = caption_values(session(EAGER, FUSED, ms=FAST), "default")
+    assert set(values) == set(CAPTION_FIELDS)
+    assert (values["eager_kernels"], values["kernels"], values["verdict"], values["compile_s"]) == (
+        "3", "1", "faster", "2.0 s")
+    # eager's kernels fill 30 µs of a 0.30 ms call
+    assert values["busy"] == "10%" and values["break_even"].startswith("pays back after ")
+    text = scene_caption("{mode}: {eager_kernels} → {kernels}, {speedup}", "verdict",
+                         session(EAGER, FUSED, ms=UNCLEAR), "default")
+    assert text.startswith("default: 3 → 1, no clear difference from eager")
+
+
+def test_view_captions_say_what_each_view_shows() -> None:
+    s = session(EAGER, FUSED, ms=FAST)
+    assert view_caption("collapse", s) == "3 eager kernels become 1 under default"
+    assert view_caption("timeline", s).startswith("One steady iteration: 3 eager kernels become 1")
+    assert view_caption("verdict", s).startswith("default is ") and "3 → 1 kernels" in view_caption("verdict", s)
+    assert view_caption("latency", s).startswith("Fastest: default, ")
+    more = run("default", EAGER.kernels + FUSED.kernels, compile_s=1.0)
+    assert view_caption("collapse", session(EAGER, more)) == "default runs more kernels than eager: 3 → 4"
+
+
+def test_the_source_stamp_says_where_and_when() -> None:
+    s = session(EAGER, FUSED, ms=FAST)
+    s.environment = Environment(device_name="NVIDIA H200", device_kind="cuda", torch_version="2.11.0+cu130",
+                                captured_at="2026-11-29T16:09:56+00:00")
+    assert source_stamp(s) == "NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-29"
+    live = dataclasses.replace(s, source="live", environment=Environment(
+        device_name="CPU: Xeon (2 cores)", device_kind="cpu", torch_version="2.13.0", captured_at="2026-11-30T08:00"))
+    assert source_stamp(live) == "live CPU · torch 2.13.0 · 2026-11-30"
+
+
+def traces(*runs_: object) -> list[Session]:
+    return [Session(config=session().config, environment=Environment(device_kind="cuda"), runs=[r], source="trace",
+                    label=r.mode) for r in runs_]  # type: ignore[list-item]
+
+
+def test_a_pair_of_plain_traces_opens_as_eager_and_a_mode_without_timing() -> None:
+    eager, compiled = traces(dataclasses.replace(EAGER, mode="mine.pt.trace"),
+                             dataclasses.replace(FUSED, mode="mine_compiled.pt.trace"))
+    pair = trace_pair(eager, compiled, "max-autotune")
+    assert [r.mode for r in pair.runs] == ["eager", "max-autotune"] and pair.source == "trace"
+    assert caption_values(pair)["speedup"] == "not timed"
+    assert view_caption("verdict", pair).endswith("these traces carry no timing, so no speedup is claimed")
+    assert untimed_verdict(pair).startswith("3 eager kernels become 1 under max-autotune. Plain profiler traces")
+    assert source_stamp(pair) == "torch.profiler traces · cuda"
+    with pytest.raises(SessionFileError, match=r"not a plain torch\.profiler trace"):
+        trace_pair(session(EAGER, FUSED), compiled)

@@ -1,0 +1,93 @@
+"""Views and slides on hand-made sessions, without a browser: which views a session can show, their figures,
+the stamp, the slide size, the toolbar camera's size, offline HTML; and every table's number formats."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from fusionviz.charts.collapse import STAGES, collapse_animation
+from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, camera_options, gif_bytes, html_bytes, slide, stamped
+from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import view_figure, view_problem
+from fusionviz.errors import ConfigError, ExportError
+from fusionviz.records.talk import VIEWS
+from tests.unit.factories import k, run, session
+from ui.tables import number_formats
+
+EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
+FUSED = run("default", [k("triton_poi_fused_add_mul_0", 0, 10, ops=("add", "mul"))], compile_s=2.0)
+SLOW = run("max-autotune-no-cudagraphs", FUSED.kernels, compile_s=9.0)
+MS = {"eager": [[0.30, 0.31, 0.29]], "default": [[0.10, 0.10, 0.11]], "max-autotune-no-cudagraphs": [[0.4] * 3]}
+TIMED = session(EAGER, FUSED, SLOW, ms=MS)
+
+
+def test_a_session_shows_the_views_it_holds_the_data_for() -> None:
+    assert view_problem(TIMED, "timeline") is None and view_problem(TIMED, "latency") is None
+    assert "shape-sweep" in (view_problem(TIMED, "sweep_latency") or "")
+    assert "crossover-grid" in (view_problem(TIMED, "grid") or "")
+    assert "naive" in (view_problem(TIMED, "methodology") or "")
+    assert view_problem(TIMED, "collapse", "reduce-overhead") == "reduce-overhead did not run in this session"
+    assert "no timing" in (view_problem(session(EAGER, FUSED), "latency") or "")
+    with pytest.raises(ConfigError, match="did not run"):
+        view_figure(TIMED, "animation", mode="max-autotune")
+    assert set(VIEWS) >= {"verdict", "timeline", "collapse", "animation", "latency"}
+
+
+def test_view_figures_follow_the_scene() -> None:
+    timeline = view_figure(TIMED, "timeline", mode="max-autotune-no-cudagraphs", zoom=(5.0, 25.0))
+    assert {str(t) for t in timeline.layout.yaxis.ticktext} == {
+        "<b>eager</b>", "CPU", "<b>max-autotune-no-cudagraphs</b>"}  # eager and the scene's mode only
+    assert list(timeline.layout.xaxis.range) == [5.0, 25.0]
+    verdict = view_figure(TIMED, "verdict")
+    assert verdict.layout.title.text.startswith("default: ") and "faster than eager" in verdict.layout.title.text
+    animation = view_figure(TIMED, "animation", seconds=8.0)
+    assert animation.layout.updatemenus[0].buttons[-1].args[1]["frame"]["duration"] == pytest.approx(8000 / 30)
+
+
+def test_the_animation_moves_eager_boxes_onto_the_fused_kernel_and_merges_them() -> None:
+    fig = collapse_animation(EAGER, FUSED, steps=10)
+    first, last = fig.frames[0].data, fig.frames[-1].data
+    assert list(first[0].x) == [0.0, 1.0] and list(first[0].y) == [1.0, 1.0]
+    assert list(last[0].x) == [0.5, 0.5] and list(last[0].y) == [0.0, 0.0]  # both on the one fused kernel
+    assert list(last[0].marker.size) == [0.0, 0.0] and last[1].marker.size > first[1].marker.size  # merged
+    assert last[0].marker.opacity == 1.0  # moving, not fading
+    assert {f.group for f in fig.frames} == {group for group, _ in STAGES}
+    labels = [b.label for b in fig.layout.updatemenus[0].buttons]
+    assert labels == ["① eager", "② move", "③ merge", "▶ all"]
+    assert fig.layout.xaxis.fixedrange and fig.layout.yaxis.fixedrange
+
+
+def test_a_slide_is_stamped_and_slide_sized() -> None:
+    fig = view_figure(TIMED, "latency", ChartSettings.presentation())
+    out = slide(fig, "NVIDIA H200 · torch 2.11.0 · 2026-11-29", ChartSettings.presentation())
+    assert (out.layout.width, out.layout.height) == (SLIDE_WIDTH, SLIDE_HEIGHT)
+    assert out.layout.title.subtitle.text == "NVIDIA H200 · torch 2.11.0 · 2026-11-29"
+    assert out.layout.margin.t > fig.layout.margin.t and fig.layout.title.subtitle.text is None  # a copy
+    assert stamped(fig, "x", ChartSettings()).layout.title.subtitle.font.size < ChartSettings().font_size
+
+
+def test_the_toolbar_camera_saves_1920_by_1080() -> None:
+    small = camera_options(ChartSettings(), "k")["toImageButtonOptions"]
+    big = camera_options(ChartSettings.presentation(), "k")["toImageButtonOptions"]
+    assert small["width"] * small["scale"] == big["width"] * big["scale"] == SLIDE_WIDTH
+    assert small["height"] * small["scale"] == SLIDE_HEIGHT and small["scale"] == 2  # screen fonts doubled
+
+
+def test_html_opens_offline_and_a_gif_needs_frames() -> None:
+    page = html_bytes(view_figure(TIMED, "animation"), "scene").decode()
+    assert "<title>scene</title>" in page and "Plotly.newPlot" in page
+    assert "<script src=" not in page and "<script type=\"text/javascript\" src=" not in page  # nothing to fetch
+    assert len(page) > 1_000_000  # plotly.js inlined
+    with pytest.raises(ExportError, match="animation"):
+        gif_bytes(view_figure(TIMED, "latency"))
+
+
+def test_every_table_number_is_formatted_by_its_unit() -> None:
+    frame = pd.DataFrame({"mode": ["eager"], "dur_us": [1.234], "busy_pct": [48.2], "median_ms": [1176.9223],
+                          "count": [3], "ok": [True]})
+    assert number_formats(frame) == {"dur_us": "%.1f", "busy_pct": "%.1f", "median_ms": "%.4g", "count": "%d"}
+    assert number_formats(frame)["median_ms"] % 1176.9223 == "1177"
+    assert dataclasses.is_dataclass(ChartSettings)

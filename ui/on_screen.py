@@ -1,0 +1,148 @@
+"""What the lab shows, and where it came from: a session of the recorded library, an uploaded session, a
+user's pair of eager and compiled profiler traces, or the user's own run on this machine; the sidebar's
+account of its configuration; and the measuring widgets set to that configuration when it changes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import streamlit as st
+
+from fusionviz.analysis.grid import cell_session, grid_table
+from fusionviz.errors import FusionvizError
+from fusionviz.records.config import COMPILED_MODES
+from fusionviz.records.session import Session
+from ui import backend, state
+
+Origin = Literal["library", "upload", "traces", "live"]
+LIBRARY, UPLOAD, TRACES, LIVE = "Recorded library", "Upload a session", "Your eager + compiled traces", "Your run"
+SOURCES: dict[str, Origin] = {LIBRARY: "library", UPLOAD: "upload", TRACES: "traces", LIVE: "live"}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A session on screen, where it came from, and its name: the file(s), or how a live run was obtained."""
+
+    session: Session
+    origin: Origin
+    name: str
+
+
+def show_live() -> None:
+    """Make the user's own run what the lab shows (a Run button's callback, before the picker is drawn)."""
+    st.session_state["lab_source"] = LIVE
+
+
+def choose() -> Shown | None:
+    """The sidebar's picker of what is on screen; None when nothing is chosen yet. Files that do not open
+    are reported, never raised."""
+    opened, problems = backend.library()
+    for problem in problems:
+        st.warning(problem)
+    shelf = {name: s for name, s in opened.items() if s.runs or s.grid is not None}
+    live: Session | None = state.results().get(state.shown("lab"))
+    running = st.session_state.get("lab_source") == LIVE  # Run was pressed: the run comes after this picker
+    sources = ([LIBRARY] if shelf else []) + [UPLOAD, TRACES] + ([LIVE] if live or running else [])
+    if st.session_state.get("lab_source") not in sources:
+        st.session_state["lab_source"] = LIVE if live else sources[0]
+    source = st.radio("Show", sources, key="lab_source")
+    try:
+        if source == LIBRARY:
+            name = st.selectbox("Session", list(shelf), key="lab_library",
+                                help="Sessions recorded with `python -m fusionviz run` (sessions/)")
+            return Shown(shelf[name], "library", name)
+        if source == UPLOAD:
+            upload = st.file_uploader("A fusionviz session (`fusionviz run --out FILE`)", type=["json", "gz"],
+                                      key="lab_upload")
+            return Shown(backend.open_bytes(upload.getvalue(), upload.name), "upload", upload.name) if upload \
+                else None
+        if source == TRACES:
+            return _trace_pair()
+    except FusionvizError as exc:
+        st.error(str(exc))
+        return None
+    return Shown(live, "live", state.took("lab")) if live else None
+
+
+def _trace_pair() -> Shown | None:
+    eager = st.file_uploader("Eager trace (torch.profiler, .json or .json.gz)", type=["json", "gz"],
+                             key="lab_trace_eager")
+    compiled = st.file_uploader("Compiled trace", type=["json", "gz"], key="lab_trace_compiled")
+    mode = st.selectbox("The compiled trace's mode", COMPILED_MODES, key="lab_trace_mode")
+    if eager is None or compiled is None:
+        st.caption("Profile a few steady iterations of your model eagerly and compiled, each with "
+                   "`prof.export_chrome_trace(...)`, and open both here.")
+        return None
+    session = backend.open_trace_pair(eager.getvalue(), eager.name, compiled.getvalue(), compiled.name, mode)
+    return Shown(session, "traces", f"{eager.name} + {compiled.name}")
+
+
+def origin_line(shown: Shown) -> str:
+    """Where the data on screen came from, labelled for what it is."""
+    env, when = shown.session.environment, shown.session.environment.captured_at[:16].replace("T", " ")
+    recorded = f"{env.device_name or env.device_kind}, torch {env.torch_version}, {when}"
+    if shown.origin == "live":
+        return f"Live on this machine: {env.device_name or shown.session.config.device}, torch {env.torch_version}"
+    if shown.origin == "library":
+        return f"Recorded library: {shown.name} · {recorded}"
+    if shown.origin == "upload":
+        return f"Uploaded session: {shown.name} · recorded on {recorded}"
+    return f"Your torch.profiler traces: {shown.name} ({env.device_kind}; plain traces carry no timing)"
+
+
+def configuration_lines(session: Session) -> list[str]:
+    """The configuration of a session, for the sidebar: what is on screen, not what the widgets say."""
+    c, env = session.config, session.environment
+    if session.source == "trace":
+        return [f"**{c.model}**: {', '.join(r.mode for r in session.runs)}", f"{env.device_kind} · no timing"]
+    sizes = (f"dims {', '.join(map(str, session.grid.dims))} × batches {', '.join(map(str, session.grid.batches))}"
+             if session.grid else f"dim {c.dim} · batch {c.batch}" + (f" · seq {c.seq}" if c.seq else ""))
+    device = "CPU" if env.device_kind == "cpu" else env.device_name
+    lines = [f"**{c.model}** · {sizes}", f"{c.dtype} · {c.pass_} · dynamic={c.dynamic}",
+             "modes: " + ", ".join(c.modes),
+             f"{device} · torch {env.torch_version}" + (f" · {env.captured_at[:10]}" if env.captured_at else "")]
+    if session.timing is not None:
+        lines.append(f"timed in {c.rounds} rounds × {c.processes} process{'es' if c.processes > 1 else ''}"
+                     + (f" · {c.threads} CPU threads" if c.threads and env.device_kind == "cpu" else ""))
+    return lines
+
+
+def prefill(session: Session, identity: str, options: Mapping[str, Sequence[object]]) -> None:
+    """Set the measuring widgets (their session-state keys) to the configuration of the session just put on
+    screen, where the widget offers that value; once per session shown, so the user's edits stay."""
+    if st.session_state.get("lab_prefilled") == identity:
+        return
+    st.session_state["lab_prefilled"] = identity
+    c = session.config
+    values: dict[str, object] = {"model": c.model, "dim": c.dim, "batch": c.batch, "dtype": c.dtype,
+                                 "pass": c.pass_, "dynamic": str(c.dynamic).lower()}
+    for key, value in values.items():
+        if value in options.get(key, []):
+            st.session_state[key] = value
+    if c.seq is not None and c.model in options.get("model", []):
+        st.session_state[f"seq_{c.model}"] = c.seq
+
+
+def grid_cell(shown: Shown) -> Shown:
+    """The crossover grid's cell to show as a session of its own: the one picked here or clicked on the heat
+    map (`pick_clicked_cell`), else the first that ran."""
+    table = grid_table(shown.session)
+    cells = [(int(d), int(b)) for d, b, v in zip(table.dim, table["batch"], table.verdict, strict=True)
+             if v != "error"]
+    if not cells:
+        raise FusionvizError("no cell of this grid ran")
+    if st.session_state.get("lab_cell") not in cells:
+        st.session_state["lab_cell"] = cells[0]
+    dim, batch = st.selectbox("Cell (or click one on the heat map)", cells, key="lab_cell",
+                              format_func=lambda c: f"dim {c[0]} × batch {c[1]}")
+    return Shown(cell_session(shown.session, dim, batch), shown.origin, f"{shown.name} · dim {dim} × batch {batch}")
+
+
+def pick_clicked_cell() -> None:
+    """The heat map's click callback (chart key "grid"): its (dim, batch) becomes the cell shown."""
+    points = st.session_state["grid"]["selection"]["points"]
+    custom = points[0].get("customdata") if points else None
+    if isinstance(custom, list) and len(custom) == 2:
+        st.session_state["lab_cell"] = (int(custom[0]), int(custom[1]))

@@ -1,0 +1,133 @@
+"""Showing one view of a session so it fits a projector's screen (a talk's scene, the lab's presentation
+mode), and stepping through a talk with buttons, the arrow keys or a clicker."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from fusionviz.analysis.captions import scene_caption, source_stamp
+from fusionviz.charts.export import NO_BROWSER, gif_bytes, html_bytes, image_bytes, image_export_available, slide
+from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import view_figure, view_problem
+from fusionviz.records.session import Session
+from fusionviz.records.talk import Scene, Talk
+from ui import sections
+
+# The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
+# tests/e2e): tall enough to read from the back of a room, short enough that nothing lies below the fold.
+SCREEN_CHART_PX = 900
+PACES = [2, 3, 4, 6, 8, 12]  # seconds the animation takes from eager to merged
+
+# A clicker sends Page Down / Page Up; the arrow keys are the buttons' own shortcuts. Added once per page.
+CLICKER_JS = """<script>
+if (!window.fusionvizClicker) {
+  window.fusionvizClicker = true;
+  document.addEventListener("keydown", (event) => {
+    const key = {PageDown: "story_next", PageUp: "story_back"}[event.key];
+    if (!key || event.target.closest("input, textarea, [contenteditable]")) return;
+    const button = document.querySelector(`.st-key-${key} button`);
+    if (button) { event.preventDefault(); button.click(); }
+  });
+}
+</script>"""
+
+
+def caption_line(text: str) -> None:
+    """One line of large text; longer text ends in an ellipsis, whole on hover, so the chart never moves."""
+    st.html(f'<div title="{html.escape(text)}" style="font-size: 1.6rem; line-height: 2.3rem; white-space: nowrap; '
+            f'overflow: hidden; text-overflow: ellipsis">{html.escape(text)}</div>')
+
+
+def show_view(session: Session, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
+              zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
+              height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None) -> None:
+    """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
+    with where the data came from (`on_click` is called with a clicked point in `st.session_state[key]`); a
+    sentence instead where the session cannot show the view."""
+    problem = view_problem(session, view, mode)
+    if problem:
+        st.info(problem[0].upper() + problem[1:] + ".")
+        return
+    caption_line(scene_caption(caption, view, session, mode))
+    fig = view_figure(session, view, settings, mode=mode, zoom=zoom, seconds=seconds)
+    fig.update_layout(height=height)
+    sections.chart(fig, key, stamp=source_stamp(session), selectable=on_click or False)
+
+
+def slide_downloads(session: Session, view: str, key: str, *, mode: str | None = None,
+                    zoom: tuple[float, float] | None = None, seconds: float = 4.0) -> None:
+    """The view as a slide (1920 × 1080, stamped): PNG, SVG, offline HTML and, for the animation, a GIF,
+    each drawn only when its button is pressed. Without a browser on the server, HTML alone, and why."""
+    if view_problem(session, view, mode):
+        return
+    settings = ChartSettings.presentation()
+
+    def figure() -> Any:
+        return slide(view_figure(session, view, settings, mode=mode, zoom=zoom, seconds=seconds),
+                     source_stamp(session), settings)
+
+    images = image_export_available()
+    name = f"fusionviz-{session.config.model}-{view}"
+    png, svg, page, gif = st.columns(4)
+    png.download_button("PNG", lambda: image_bytes(figure(), "png"), f"{name}.png", "image/png", key=f"{key}_png",
+                        disabled=not images, width="stretch")
+    svg.download_button("SVG", lambda: image_bytes(figure(), "svg"), f"{name}.svg", "image/svg+xml",
+                        key=f"{key}_svg", disabled=not images, width="stretch")
+    page.download_button("HTML", lambda: html_bytes(figure(), name), f"{name}.html", "text/html", key=f"{key}_html",
+                         width="stretch")
+    if view == "animation":
+        gif.download_button("GIF", lambda: gif_bytes(figure()), f"{name}.gif", "image/gif", key=f"{key}_gif",
+                            disabled=not images, width="stretch", help="About 25 s to draw: a PNG per frame")
+    if not images:
+        st.caption(NO_BROWSER[0].upper() + NO_BROWSER[1:] + ".")
+
+
+def pace(key: str) -> float:
+    """The animation's length in seconds, chosen by the speaker."""
+    return float(st.select_slider("Animation length (s)", PACES, value=4, key=key,
+                                  help="Seconds the animation takes from eager to merged"))
+
+
+def _step(talk_size: int, by: int) -> None:
+    at = min(max(st.session_state.get("story_index", 0) + by, 0), talk_size - 1)
+    st.session_state["story_index"] = at
+    st.session_state["story_pick"] = at
+
+
+def scene_index(talk: Talk) -> int:
+    """The scene on screen, kept within the talk (a shorter talk may have replaced a longer one)."""
+    at = min(int(st.session_state.get("story_index", 0)), len(talk.scenes) - 1)
+    st.session_state["story_index"] = at
+    if st.session_state.get("story_pick", 0) >= len(talk.scenes):
+        st.session_state["story_pick"] = at
+    return at
+
+
+def navigation(talk: Talk, at: int) -> None:
+    """Back and next buttons around the scene's title: ← and → press them, and so do a clicker's Page Up and
+    Page Down."""
+    back, title, ahead = st.columns([1, 10, 1], vertical_alignment="center")
+    back.button("◀ back", key="story_back", on_click=_step, args=(len(talk.scenes), -1), disabled=at == 0,
+                shortcut="Left", width="stretch")
+    scene = talk.scenes[at]
+    title.markdown(f"### {at + 1} / {len(talk.scenes)} · {scene.title or talk.title}")
+    ahead.button("next ▶", key="story_next", on_click=_step, args=(len(talk.scenes), 1),
+                 disabled=at == len(talk.scenes) - 1, shortcut="Right", width="stretch")
+    st.html(CLICKER_JS, unsafe_allow_javascript=True)
+
+
+def scene_list(talk: Talk) -> None:
+    """Every scene by title, to jump to one while rehearsing."""
+    st.session_state.setdefault("story_pick", st.session_state.get("story_index", 0))
+    st.radio("Scenes", range(len(talk.scenes)), key="story_pick",
+             format_func=lambda i: f"{i + 1}. {talk.scenes[i].title or talk.scenes[i].view}",
+             on_change=lambda: st.session_state.update(story_index=st.session_state["story_pick"]))
+
+
+def show_scene(scene: Scene, session: Session, settings: ChartSettings, seconds: float) -> None:
+    show_view(session, scene.view, settings, f"story_{scene.line}", mode=scene.mode, zoom=scene.zoom,
+              caption=scene.caption, seconds=seconds)

@@ -1,0 +1,166 @@
+"""The kernel timeline section, as a fragment: its widgets (step, all iterations, search, a box drawn on the
+chart, a clicked kernel) rerun this section only, and its bars and figures are kept per session and choice,
+so a rerun redraws from memory instead of rebuilding.
+
+Level of detail (see `charts.timeline`): a large timeline starts as time slices; a box drawn on it narrows the
+window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from fusionviz.analysis.summary import drawable_runs
+from fusionviz.charts.export import camera_options
+from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.timeline import (
+    DETAIL_KERNELS,
+    level_of_detail,
+    matching_kernels,
+    selected_kernel,
+    timeline_bars,
+    timeline_figure,
+)
+from fusionviz.records.session import ModeRun, Session
+
+KEPT = 24  # bars and figures kept, most recently used first
+
+
+class _Memo:
+    """A small LRU of values computed from a session: keyed by the session's identity (checked through a weak
+    reference, so a new session that reuses a freed one's id never sees its entries) and the other inputs."""
+
+    def __init__(self, limit: int = KEPT) -> None:
+        self._items: OrderedDict[tuple[Any, ...], tuple[weakref.ref[Any], Any]] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, owner: Any, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        full = (id(owner), *key)
+        with self._lock:
+            hit = self._items.get(full)
+            if hit is not None and hit[0]() is owner:
+                self._items.move_to_end(full)
+                return hit[1]
+        value = make()
+        with self._lock:
+            self._items[full] = (weakref.ref(owner), value)
+            while len(self._items) > self._limit:
+                self._items.popitem(last=False)
+        return value
+
+
+_MEMO = _Memo()
+
+
+def memo(owner: Any, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+    """`make()`, computed once per `owner` object (a Session, a ModeRun) and `key` while both are in use."""
+    return _MEMO.get(owner, key, make)
+
+
+def kernel_names(run: ModeRun) -> list[str]:
+    """The kernel table's names in row order, kept per run (a click maps a bar's row back to its name)."""
+    return memo(run, ("names",), lambda: [str(r["name"]) for r in run.kernels])  # type: ignore[no-any-return]
+
+
+def show_timeline(session: Session, settings: ChartSettings, key: str,
+                  show_code: Callable[[ModeRun, str], None]) -> None:
+    """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source."""
+    _timeline_fragment(session, settings, key, show_code)
+
+
+@st.fragment
+def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
+                       show_code: Callable[[ModeRun, str], None]) -> None:
+    runs = drawable_runs(session)
+    iterations = max((r.summary.iterations for r in runs if r.summary), default=1)
+    controls = st.columns([2, 2, 3, 1]) if iterations > 1 else st.columns([2, 3, 1])
+    every = controls[0].checkbox("All profiled iterations", key=f"{key}_all",
+                                 help="Default: one steady iteration per mode (the one of median length)")
+    step: int | None = None
+    if iterations > 1:
+        representative = runs[0].summary.representative_iteration if runs and runs[0].summary else 0
+        options = list(range(iterations))
+        step = controls[1].selectbox(
+            "Iteration", options, index=representative, key=f"{key}_step", disabled=every,
+            format_func=lambda i: f"{i} (median length)" if i == representative else str(i),
+            help="Which profiled iteration (ProfilerStep) to draw")
+        step = None if step == representative else step
+    search = controls[-2].text_input("Highlight kernels named", key=f"{key}_search",
+                                     placeholder="part of a kernel name, e.g. gemm")
+    bars = memo(session, ("bars", every, step), lambda: timeline_bars(session, all_iterations=every, iteration=step))
+    if bars.empty:
+        st.info("No mode has kernels to draw.")
+        return
+    window_key, generation_key = f"{key}_window", f"{key}_generation"
+    choice = (every, step)
+    if st.session_state.get(f"{key}_choice") != choice:  # another step: start from the whole of it
+        st.session_state[f"{key}_choice"] = choice
+        st.session_state[window_key] = None
+    window: tuple[float, float] | None = st.session_state.get(window_key)
+    if window is not None and controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again"):
+        st.session_state[window_key] = window = None
+        st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
+
+    whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in runs)
+    title = ("Kernel timeline: the whole trace" if whole else
+             "Kernel timeline: all profiled iterations" if every else
+             f"Kernel timeline: iteration {step}" if step is not None else None)
+    fig = memo(session, ("figure", every, step, window, search.strip(), settings),
+               lambda: timeline_figure(session, bars, settings, title, window=window, search=search))
+    level = level_of_detail(bars, window)
+    if level == "svg":
+        config = camera_options(settings, f"fusionviz-{key}")
+        event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", config=config)
+    else:
+        config = {**camera_options(settings, f"fusionviz-{key}"), "scrollZoom": True}
+        event = st.plotly_chart(fig, key=f"{key}_gl{st.session_state.get(generation_key, 0)}", on_select="rerun",
+                                selection_mode=("points", "box"), config=config)
+    _caption(level, bars, search, window)
+    selection = event["selection"] if event else {}
+    box = _box(selection)
+    if box is not None and box != window:
+        st.session_state[window_key] = box
+        st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
+        st.rerun(scope="fragment")
+    picked = selected_kernel(selection.get("points", [])) if box is None else None  # a box zooms, it picks none
+    if picked:
+        mode, row = picked
+        run = session.run(mode)
+        if run is not None:
+            show_code(run, kernel_names(run)[row])
+
+
+def _box(selection: dict[str, Any]) -> tuple[float, float] | None:
+    """The x range of a box drawn on the chart, if any."""
+    for box in selection.get("box", []) or []:
+        xs = box.get("x") or []
+        if len(xs) >= 2 and float(xs[0]) != float(xs[-1]):
+            return float(min(xs)), float(max(xs))
+    return None
+
+
+def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None) -> None:
+    matches = matching_kernels(bars, search)
+    found = (f" **{len(matches):,}** kernels match “{search.strip()}” (marked in red)."
+             if search.strip() else "")
+    if level == "svg":
+        st.caption("Each block is one mode: kernels coloured by class (one lane per CUDA stream), the thin grey "
+                   "lane is the CPU (gaps there are Python between ops); shaded = compiled region, red ✕ = graph "
+                   "break. Click a kernel for its code." + found)
+        return
+    where = f"{window[0]:,.0f}–{window[1]:,.0f} µs" if window else "the whole window"
+    if level == "bins":
+        st.caption(f"Too many kernels to draw one by one in {where}: each lane is cut into slices of time, darker "
+                   f"= busier. **Drag a box** to zoom in: at {DETAIL_KERNELS:,} kernels or fewer every kernel is "
+                   "drawn. Scroll to zoom, drag the axis to pan; **Whole** goes back." + found)
+    else:
+        st.caption(f"Every kernel in {where}, coloured by class, one lane per CUDA stream. Drag a box or scroll "
+                   "to zoom, double-click to zoom out, click a kernel for its code" + ("; **Whole** goes back."
+                                                                                      if window else ".") + found)
