@@ -16,7 +16,7 @@ from fusionviz.charts.stats import class_stats_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file, pair_session
 from fusionviz.records.session import ModeRun, Session
-from ui import backend, sections
+from ui import backend, sections, state
 from ui.page import setup_page
 from ui.timeline_view import memo
 
@@ -83,6 +83,9 @@ def show_one(session: Session) -> None:
     sections.show_timeline(session, settings, "x_timeline")
     st.subheader("Top kernels and where the GPU's time went")
     show_summaries(session)
+    if state.presentation():  # on a projector: the charts and the top kernels; the long tables stay off screen
+        st.caption("Per-kernel statistics and the kernel table are left out in presentation mode.")
+        return
     st.subheader("Per-kernel statistics")
     sections.show_stats(session, settings, "x_stats")
     st.subheader("Kernels and generated code")

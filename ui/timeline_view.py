@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from fusionviz.analysis.summary import drawable_runs
@@ -69,6 +70,11 @@ def kernel_names(run: ModeRun) -> list[str]:
     return memo(run, ("names",), lambda: [str(r["name"]) for r in run.kernels])  # type: ignore[no-any-return]
 
 
+def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run's kernel and CPU op tables, built once per run (each iteration drawn is cut from them)."""
+    return memo(run, ("frames",), lambda: (run.kernel_frame(), run.cpu_op_frame()))  # type: ignore[no-any-return]
+
+
 def show_timeline(session: Session, settings: ChartSettings, key: str,
                   show_code: Callable[[ModeRun, str], None]) -> None:
     """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source."""
@@ -94,7 +100,8 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
         step = None if step == representative else step
     search = controls[-2].text_input("Highlight kernels named", key=f"{key}_search",
                                      placeholder="part of a kernel name, e.g. gemm")
-    bars = memo(session, ("bars", every, step), lambda: timeline_bars(session, all_iterations=every, iteration=step))
+    bars = memo(session, ("bars", every, step),
+                lambda: timeline_bars(session, all_iterations=every, iteration=step, tables=frames))
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return

@@ -5,13 +5,14 @@ Small timelines are SVG bars. Large ones (more than SVG_BARS bars) are drawn at 
 as the cells of a one-row heatmap, which the browser paints as one image (a zoom or pan of tens of thousands
 of bars redraws in a fraction of a second, where SVG bars or WebGL lines take seconds without a GPU): a window
 holding at most DETAIL_KERNELS kernels draws every kernel as its own cell (exact start and end, class colour,
-hover), with invisible WebGL markers to click; a wider one cuts each lane into BINS slices of time shaded by
-how busy the lane is in each (`lane_bins`). The window is chosen by the caller (a box drawn on the chart, a
-step); the scroll wheel zooms and the axes pan in the browser without a round trip.
+hover), with invisible markers to click (WebGL past CLICK_SVG_KERNELS); a wider one cuts each lane into BINS
+slices of time shaded by how busy the lane is in each (`lane_bins`). The window is chosen by the caller (a box
+drawn on the chart, a step); the scroll wheel zooms and the axes pan in the browser without a round trip.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -31,7 +32,7 @@ from fusionviz.charts.style import (
     style,
 )
 from fusionviz.records.kernels import KERNEL_CLASSES, short_name
-from fusionviz.records.session import Session
+from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace import COMPILED_REGION, compiled_frame
 
 TIMELINE_COLUMNS: dict[str, str] = {
@@ -56,11 +57,12 @@ _KERNEL_W, _CPU_W, _CALL_W, _REGION_W = 0.7, 0.3, 0.12, 1.3
 BLOCK = 1.6  # vertical distance between two modes' blocks (a mode with one stream)
 STREAM_GAP = 0.85  # each further stream of a mode adds a kernel lane this far below the previous one
 
-SVG_BARS = 4_000  # up to this many bars, SVG bars (as drawn since the first version); more: WebGL
-DETAIL_KERNELS = 6_000  # a WebGL window with at most this many kernels draws each one; more: time slices
+SVG_BARS = 4_000  # up to this many bars, SVG bars (as drawn since the first version); more: a level of detail
+DETAIL_KERNELS = 6_000  # a large timeline's window with at most this many kernels draws each one; more: slices
 BINS = 1_200  # time slices per lane when aggregated
 HIGHLIGHT_COLOUR = "#D62728"
 REGIONS_DRAWN = 200  # compiled regions shaded at most on a large timeline
+CLICK_SVG_KERNELS = 2_500  # up to this many kernels in a window, their click markers are SVG; more: WebGL
 
 
 @dataclass(frozen=True)
@@ -88,18 +90,20 @@ def _streams(kernels: pd.DataFrame) -> list[int]:
     return sorted(int(v) for v in kernels.stream.unique()) if len(kernels) else [-1]
 
 
-def timeline_bars(session: Session, all_iterations: bool = False, iteration: int | None = None) -> pd.DataFrame:
+def timeline_bars(session: Session, all_iterations: bool = False, iteration: int | None = None,
+                  tables: Callable[[ModeRun], tuple[pd.DataFrame, pd.DataFrame]] | None = None) -> pd.DataFrame:
     """Bars of the timeline: kernels, CPU ops, graph calls and compiled regions of each drawable mode.
 
     One steady iteration per mode (its representative one) by default, or `iteration` where a mode has it;
     with `all_iterations` every profiled iteration, laid end to end. A mode whose kernels ran on several
-    streams gets one kernel lane per stream, the lowest stream first.
+    streams gets one kernel lane per stream, the lowest stream first. `tables` gives a run's kernel and CPU op
+    tables (a caller that keeps them passes its own; by default they are built from the run's records).
     """
     frames = []
     y0 = 0.0
     for run in drawable_runs(session):
         assert run.summary is not None
-        kernels, cpu = run.kernel_frame(), run.cpu_op_frame()
+        kernels, cpu = tables(run) if tables else (run.kernel_frame(), run.cpu_op_frame())
         if all_iterations:
             iterations = sorted(set(kernels.iteration) | set(cpu.iteration))
         elif iteration is not None and 0 <= iteration < run.summary.iterations:
@@ -230,12 +234,12 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
                     search: str = "") -> go.Figure:
     """One block per mode, eager on top: kernels coloured by class, a thin CPU lane under them, compiled
     regions shaded and graph breaks marked, on one numeric µs axis shared by all modes. Kernels whose name
-    contains `search` (any case) are marked. Large timelines are drawn with WebGL within `window` (µs on
+    contains `search` (any case) are marked. Large timelines are drawn at a level of detail within `window` (µs on
     the shared axis; everything when None), every kernel or time slices as the window's kernel count allows."""
     lanes = timeline_lanes(session, bars)
     text = title or "Kernel timeline: one steady iteration per mode"
     if len(bars) > SVG_BARS:
-        fig = _webgl_figure(session, bars, lanes, window, search)
+        fig = _large_figure(session, bars, lanes, window, search)
     else:
         fig = _svg_figure(session, bars, search)
     bottom = max(lane.y for lane in lanes) if lanes else 0.0
@@ -330,7 +334,7 @@ def in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> pd.Data
 
 
 def level_of_detail(bars: pd.DataFrame, window: tuple[float, float] | None) -> str:
-    """"svg" (few bars: every bar as SVG), "kernels" (every kernel in the window, WebGL) or "bins" (time
+    """"svg" (few bars: every bar as SVG), "kernels" (every kernel in the window, as cells) or "bins" (time
     slices): what `timeline_figure` draws for these bars in this window."""
     if len(bars) <= SVG_BARS:
         return "svg"
@@ -385,9 +389,9 @@ def _cpu_text(rows: pd.DataFrame) -> np.ndarray:
                                                           strict=True)], dtype=object)
 
 
-def _webgl_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None,
+def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None,
                   search: str) -> go.Figure:
-    """Kernels in the window one by one (heatmap cells per lane, WebGL markers to click), or time slices."""
+    """Kernels in the window one by one (heatmap cells per lane, invisible markers to click), or time slices."""
     fig = go.Figure()
     shown = in_window(bars, window)
     kernels = shown[shown.lane == "kernel"]
@@ -409,13 +413,15 @@ def _webgl_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], windo
             rows = matches[matches.y == y]
             fig.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None,
                                  f"matches “{search.strip()}”"))
-        # Invisible WebGL markers at the kernels' middles carry their hover, and a click there selects the
-        # kernel (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).
+        # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
+        # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class). SVG up to
+        # CLICK_SVG_KERNELS markers, WebGL beyond: a WebGL layer costs a fixed few hundred ms to set up.
         custom = kernels[["mode", "row"]].assign(**{f"_{i}": "" for i in range(5)}, kind=kernels.kind)
-        fig.add_trace(go.Scattergl(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
-                                   marker={"size": 16, "color": "rgba(0,0,0,0)"},
-                                   customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
-                                   hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
+        markers = go.Scatter if len(kernels) <= CLICK_SVG_KERNELS else go.Scattergl
+        fig.add_trace(markers(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
+                              marker={"size": 16, "color": "rgba(0,0,0,0)"},
+                              customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
+                              hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
         for kernel_class in KERNEL_CLASSES:  # legend entries: the cells carry no legend of their own
             if (kernels.kind == kernel_class).any():
                 fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,
