@@ -213,6 +213,11 @@ def _inspect_text(report: dict[str, Any], all_kernels: bool) -> str:
         lines.append(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
                      + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
                      + (f", GPU busy {busy:.0%}" if busy is not None else ""))
+        if run["latency_ms"]:
+            lat, vs = run["latency_ms"], run["speedup"]
+            lines.append(f"  latency {lat['median']:.4g} ms per call (p10–p90 {lat['low']:.4g}–{lat['high']:.4g})"
+                         + (f"; {vs['median']:.2f}x eager's speed ({vs['low']:.2f}–{vs['high']:.2f}x): {run['verdict']}"
+                            if vs else ""))
         if len(run["steps"]) > 1:
             lines.append(f"  kernels in each {unit}: {', '.join(str(n) for n in run['steps'])}")
         lines += [f"  note: {note}" for note in run["notes"]]

@@ -5,11 +5,14 @@ Plain Python over the run's kernel records: `inspect` imports no pandas."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.trace_stats import as_records, idle_breakdown, kernel_ranking
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import ModeRun, Session, TraceSummary
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.timing import Estimate
 
 TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
 
@@ -21,7 +24,7 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
     "top_kernels": [{"name", "kernel_class", "count", "per_iteration", "total_us", "pct_of_kernel_time", "mean_us",
     "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
     "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
-    "kernels", "busy_pct"}]}]}`.
+    "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`.
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
     Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
@@ -37,7 +40,34 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
         source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
                   f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
         device = env.device_name or c.device
-    return {"source": source, "runs": [_run_report(r, device, env.device_kind, top) for r in session.runs]}
+    timed = _timing_report(session)
+    return {"source": source,
+            "runs": [_run_report(r, device, env.device_kind, top) | timed.get(r.mode, NOT_TIMED) for r in session.runs]}
+
+
+NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}
+
+
+def _timing_report(session: Session) -> dict[str, dict[str, Any]]:
+    """Per mode: `latency_ms` and `speedup` (vs eager; None for eager) as {"median", "low", "high"} (p10–p90),
+    the `verdict` ("faster", "slower", "no clear difference"; None for eager), and on a GPU the busy fraction
+    over the timed latency. A plain trace has no timing, and is answered without importing pandas."""
+    if session.timing is None and not any(r.latency for r in session.runs):
+        return {}
+    from fusionviz.analysis.summary import busy_fraction, comparisons
+
+    def interval(e: Estimate) -> dict[str, float]:
+        return {"median": e.median, "low": e.low, "high": e.high}
+
+    timed: dict[str, dict[str, Any]] = {}
+    for mode, c in comparisons(session).items():
+        timed[mode] = {"latency_ms": interval(c.latency), "speedup": None if mode == "eager" else interval(c.speedup),
+                       "verdict": None if mode == "eager" else c.verdict}
+        run = session.run(mode)
+        if run is not None and session.environment.device_kind == "cuda":
+            # kernel time over the unprofiled latency, as the app shows it (the profiled span overstates idling)
+            timed[mode]["gpu_busy_fraction"] = busy_fraction(run, c.latency)
+    return timed
 
 
 def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None) -> dict[str, Any]:

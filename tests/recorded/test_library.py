@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,23 @@ def test_the_grid_holds_every_cell() -> None:
     table = grid_table(session)
     assert len(table) == len(session.grid.dims) * len(session.grid.batches)  # type: ignore[union-attr]
     assert set(table.verdict) <= {"faster", "slower", "no clear difference"}
+
+
+def test_inspect_json_carries_latency_speedup_and_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    from fusionviz.cli import main
+
+    path = SESSIONS / "h200_mlp_512x256_float32.json.gz"
+    assert main(["inspect", str(path), "--json"]) == 0
+    runs = {r["label"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    compared = comparisons(opened(path.name))
+    assert runs["eager"]["speedup"] is None and runs["eager"]["verdict"] is None
+    default = runs["default"]
+    assert default["verdict"] == compared["default"].verdict == "slower"
+    assert default["speedup"] == pytest.approx({"median": compared["default"].speedup.median,
+                                                "low": compared["default"].speedup.low,
+                                                "high": compared["default"].speedup.high})
+    assert default["latency_ms"]["low"] <= default["latency_ms"]["median"] <= default["latency_ms"]["high"]
+    trace = Path(__file__).parents[1] / "data" / "h200_linear_ln_gelu_fp32_default.trace.json.gz"
+    assert main(["inspect", str(trace), "--json"]) == 0
+    (plain,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (plain["latency_ms"], plain["speedup"], plain["verdict"]) == (None, None, None)
