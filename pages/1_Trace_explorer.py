@@ -16,7 +16,7 @@ from fusionviz.charts.stats import class_stats_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file, pair_session
 from fusionviz.records.session import ModeRun, Session
-from ui import backend, sections, state
+from ui import backend, sections, state, tables
 from ui.page import setup_page
 from ui.timeline_view import memo
 
@@ -108,16 +108,10 @@ def show_summaries(session: Session) -> None:
         shown = ranking[:top] if top else ranking
         st.markdown(f"**{run.mode}**: {len(shown)} of {len(ranking)} kernel names, longest total time first "
                     f"(durations in µs over {_window(run)}; percentiles interpolated)")
-        st.dataframe(as_frame(shown, KernelStat), hide_index=True, key=f"x_top_{run.mode}",
-                     column_config={c: st.column_config.NumberColumn(format="%.1f") for c in (
-                         "per_iteration", "total_us", "pct_of_kernel_time", "mean_us", "min_us", "p50_us", "p99_us",
-                         "max_us")})
+        tables.show(as_frame(shown, KernelStat), f"x_top_{run.mode}")
         if session.environment.device_kind == "cuda" and run.summary is not None:
             idle = memo(run, ("idle",), lambda r=run: idle_breakdown(r))  # type: ignore[misc]
-            st.dataframe(as_frame(idle, StepIdle), hide_index=True, key=f"x_idle_{run.mode}",
-                         column_config={c: st.column_config.NumberColumn(format="%.1f") for c in (
-                             "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
-                             "busy_pct")})
+            tables.show(as_frame(idle, StepIdle), f"x_idle_{run.mode}")
             st.caption("GPU time of each iteration: **kernel_us** at least one kernel runs; **host_wait_us** no "
                        "kernel queued (the next one was launched after the GPU went idle, or none came); "
                        "**between_kernels_us** the next kernel was already launched and waited on the GPU "
@@ -155,12 +149,10 @@ def show_pair(a: Session, b: Session) -> None:
         return
     pair = pair_session(run_a, run_b, run_a.mode, run_b.mode)
     sections.show_timeline(pair, settings, "pair_timeline")
-    st.dataframe(pair_summary(run_a, run_b), hide_index=True, key="pair_summary")
+    tables.show(pair_summary(run_a, run_b), "pair_summary")
     sections.chart(class_stats_figure(pair.runs, settings), "pair_classes")
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first)")
-    st.dataframe(kernel_diff(run_a, run_b), hide_index=True, key="pair_diff",
-                 column_config={c: st.column_config.NumberColumn(format="%.1f")
-                                for c in ("us_per_iteration_a", "us_per_iteration_b", "us_diff")})
+    tables.show(kernel_diff(run_a, run_b), "pair_diff")
 
 
 first = pick("File", "a")
