@@ -89,12 +89,15 @@ def recorded_files() -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
-@st.cache_data(show_spinner="Opening…", max_entries=32)
+@st.cache_resource(show_spinner="Opening…", max_entries=32)
 def open_bytes(raw: bytes, name: str) -> Session:
+    """The file as a Session, one shared object per content: `cache_data` would hand out a fresh copy on
+    every rerun, and the timeline's figure cache, keyed by the session it draws, would never hit. Sessions
+    are not changed after they are opened."""
     return open_file(raw, name)
 
 
-@st.cache_data(show_spinner="Opening the pair of traces…", max_entries=8)
+@st.cache_resource(show_spinner="Opening the pair of traces…", max_entries=8)
 def open_trace_pair(eager: bytes, eager_name: str, compiled: bytes, compiled_name: str, mode: str) -> Session:
     """A user's eager and compiled profiler traces as one session (`records.trace_pair`)."""
     return trace_pair(open_file(eager, eager_name), open_file(compiled, compiled_name), mode)
