@@ -90,6 +90,10 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     every = controls[0].checkbox("All profiled iterations", key=f"{key}_all",
                                  help="Default: one steady iteration per mode (the one of median length)")
     step: int | None = None
+    shown = (session.label, session.environment.captured_at, tuple(r.mode for r in runs))
+    if st.session_state.get(f"{key}_shown") != shown:  # another session: its own median iteration, not the last pick
+        st.session_state[f"{key}_shown"] = shown
+        st.session_state.pop(f"{key}_step", None)
     if iterations > 1:
         representative = runs[0].summary.representative_iteration if runs and runs[0].summary else 0
         options = list(range(iterations))
