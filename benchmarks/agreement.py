@@ -15,7 +15,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from check_latency import reference_ms
 
-from fusionviz.measure.harness import make_step, measure_latency, prepare, reset_dynamo, warm_until_steady
+from fusionviz.measure.harness import interleaved_rounds, make_step, prepare, reset_dynamo, warm_until_steady
 from fusionviz.records.config import RunConfig
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
@@ -33,7 +33,8 @@ for model_name in ("mlp", "linear_ln_gelu"):
                 warm_until_steady(step, device, config.warmup_calls)
                 ours, theirs = [], []
                 for _ in range(ROUNDS):
-                    ours.append(measure_latency(step, device, config.repeats).median_ms)
+                    _, rounds = interleaved_rounds({mode: step}, device, config.rounds)
+                    ours.append(statistics.median(r[mode] for r in rounds))
                     theirs.append(reference_ms(fn, inputs[0]))
             a, b = statistics.median(ours), statistics.median(theirs)
             print(json.dumps({"model": model_name, "dtype": dtype, "mode": mode, "fusionviz_ms": a,
