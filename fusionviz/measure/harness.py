@@ -255,23 +255,12 @@ def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.devic
     return calls, [{mode: result[mode] for mode in modes} for result in timed[1:]]
 
 
-@contextlib.contextmanager
-def pinned_to_one_core(device: torch.device) -> Iterator[int | None]:
-    """On a GPU, the launching thread on one core for the timing: host-side noise (the thread moving
-    between cores, other work on them) made launch-bound latencies swing 1.5x between processes. The
-    client starts GPU timing workers already pinned (`Worker(cpus=…)`), so their memory is local to that
-    core too; this keeps a worker started otherwise on one core while it times. On the CPU the compiled
-    kernels use several threads, so nothing is pinned there. Yields the core, or None."""
-    if device.type != "cuda":
-        yield None
-        return
+def pinned_core(device: torch.device) -> int | None:
+    """The one core a GPU timing worker runs on, recorded with its rounds: the client starts each one pinned
+    from its start (`Worker(cpus=…)`, see `client._timing_workers` for why). None on the CPU, where the
+    compiled kernels use several threads and nothing is pinned."""
     allowed = os.sched_getaffinity(0)
-    core = max(allowed)
-    os.sched_setaffinity(0, {core})
-    try:
-        yield core
-    finally:
-        os.sched_setaffinity(0, allowed)
+    return next(iter(allowed)) if device.type == "cuda" and len(allowed) == 1 else None
 
 
 def profile(step: Callable[[], None], device: torch.device, iterations: int) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Each mode is compiled (an Inductor cache hit after the capture compiled it), warmed up until steady, and
 then all modes are timed round by round: eager, m1, m2, eager, m1, m2… so that drift and slow episodes of
-the machine hit every mode alike, and a speedup can be taken within one round. On a GPU the launching
-thread is pinned to one core while it times.
+the machine hit every mode alike, and a speedup can be taken within one round. On a GPU the worker runs on
+one core from its start (the client pins it).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fusionviz.measure.harness import (
     grad_mode,
     interleaved_rounds,
     make_step,
-    pinned_to_one_core,
+    pinned_core,
     prepare,
     reset_dynamo,
     sync,
@@ -43,7 +43,6 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
             sync(device)
             warm_until_steady(steps[mode], device, config.warmup_calls)
         progress(f"timing process {index + 1}: {config.rounds} rounds of {', '.join(modes)}")
-        with pinned_to_one_core(device) as core:
-            calls, rounds = interleaved_rounds(steps, device, config.rounds)
-    return TimingProcess(index=index, rounds=rounds, calls_per_round=calls, pinned_cpu=core,
+        calls, rounds = interleaved_rounds(steps, device, config.rounds)
+    return TimingProcess(index=index, rounds=rounds, calls_per_round=calls, pinned_cpu=pinned_core(device),
                          threads=torch.get_num_threads())
