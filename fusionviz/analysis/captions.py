@@ -9,6 +9,7 @@ from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.methodology import methodology_table
 from fusionviz.analysis.summary import Comparison, busy_fraction, comparisons, drawable_runs
 from fusionviz.analysis.sweep import sweep_calls, sweep_leader, sweep_summary
+from fusionviz.analysis.verdict import ratio_words
 from fusionviz.records.session import ModeRun, NaiveResult, Session
 from fusionviz.records.talk import CAPTION_FIELDS
 
@@ -34,11 +35,9 @@ def speedup_words(vs: Comparison | None) -> str:
         return NOT_TIMED
     s = vs.speedup
     interval = f"({s.low:.2f}–{s.high:.2f}x)"
-    if vs.verdict == "faster":
-        return f"{s.median:.2g}x faster than eager {interval}"
-    if vs.verdict == "slower":
-        return f"{1 / s.median:.2g}x slower than eager {interval}"
-    return f"no clear difference from eager {interval}"
+    if vs.verdict == "no clear difference":
+        return f"no clear difference from eager {interval}"
+    return f"{ratio_words(s.median)} than eager {interval}"
 
 
 def _kernels(run: ModeRun | None) -> str:
