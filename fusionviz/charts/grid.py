@@ -11,10 +11,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from fusionviz.analysis.grid import compiled_mode, grid_table
-from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings, style
+from fusionviz.charts.style import DEFAULT_SETTINGS, VERDICT_COLOURS, ChartSettings, style
 from fusionviz.records.session import Session
 
-FASTER, SLOWER, NEUTRAL = "#54A24B", "#E45756", "#EEF0F2"
+NEUTRAL = "#EEF0F2"  # a fill lighter than the bars' grey, so the cells' labels stay readable
 
 
 def _label(verdict: object, speedup: float) -> str:
@@ -44,9 +44,10 @@ def grid_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) ->
         busy[i, j] = 100 * float(row.eager_busy)  # NaN (a cell that did not run) stays NaN
     reach = max(1.0, float(np.nanmax(np.abs(z)))) if np.isfinite(z).any() else 1.0
     custom: list[list[Any]] = [[[d, b] for d in dims] for b in batches]
+    scale = [[0.0, VERDICT_COLOURS["slower"]], [0.5, NEUTRAL], [1.0, VERDICT_COLOURS["faster"]]]
     fig = go.Figure(go.Heatmap(
         x=list(range(len(dims))), y=list(range(len(batches))), z=z, zmin=-reach, zmax=reach, zmid=0,
-        colorscale=[[0.0, SLOWER], [0.5, NEUTRAL], [1.0, FASTER]], text=text, texttemplate="%{text}",
+        colorscale=scale, text=text, texttemplate="%{text}",
         textfont={"size": settings.font_size}, customdata=custom, xgap=2, ygap=2,
         colorbar={"title": {"text": "speedup"}, "tickvals": [-reach, 0, reach],
                   "ticktext": [f"{2 ** -reach:.2g}×", "1×", f"{2 ** reach:.2g}×"]},

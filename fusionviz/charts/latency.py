@@ -8,11 +8,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fusionviz.analysis.summary import summary_table
-from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings, style
+from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, VERDICT_COLOURS, ChartSettings, style
 from fusionviz.records.session import Session
-
-VERDICT_COLOURS: dict[str, str] = {"faster": "#54A24B", "slower": "#E45756", "no clear difference": "#A8B3BF"}
-EAGER_COLOUR = "#7F7F7F"
 
 
 def _speedup_label(mode: str, verdict: object, speedup: float, low: float, high: float) -> str:

@@ -65,6 +65,10 @@ def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> g
     return fig
 
 
+# A mode against eager, by its verdict, wherever a chart colours one (latency bars, the crossover grid).
+VERDICT_COLOURS: dict[str, str] = {"faster": "#54A24B", "slower": "#E45756", "no clear difference": "#A8B3BF"}
+EAGER_COLOUR = "#7F7F7F"
+
 # One fixed colour per strategy, so a strategy looks the same in every sweep figure.
 STRATEGY_COLOURS: dict[str, str] = {
     "static": "#E45756",
