@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from fusionviz.records.session import MachineLoad
 
@@ -21,16 +22,16 @@ OTHERS_FROM_CORES = 0.2  # a process taking less than this is not worth naming
 def machine_load(sample_s: float = SAMPLE_S) -> MachineLoad:
     """Busy cores over `sample_s` seconds, this process and its children (the measurement) left out, the
     1-minute load average, and the busiest other processes."""
-    own = _own_tree()
-    stat_before, procs_before = _cpu_ticks(), _process_ticks()
+    stat_before, procs_before = _cpu_ticks(), _processes()
     time.sleep(sample_s)
-    stat_after, procs_after = _cpu_ticks(), _process_ticks()
+    stat_after, procs_after = _cpu_ticks(), _processes()
+    own = _own_tree(procs_after)
     busy_ticks = stat_after[0] - stat_before[0]
     total_ticks = stat_after[1] - stat_before[1]
     cpus = os.cpu_count() or 1
     busy_all = cpus * busy_ticks / total_ticks if total_ticks > 0 else 0.0
-    used = {pid: (name, (ticks - procs_before[pid][1]) / _TICKS / sample_s)
-            for pid, (name, ticks) in procs_after.items() if pid in procs_before}
+    used = {pid: (p.name, (p.ticks - procs_before[pid].ticks) / _TICKS / sample_s)
+            for pid, p in procs_after.items() if pid in procs_before}
     own_cores = sum(cores for pid, (_, cores) in used.items() if pid in own)
     others = sorted(((cores, f"{name} ({pid})") for pid, (name, cores) in used.items()
                      if pid not in own and cores >= OTHERS_FROM_CORES), reverse=True)
@@ -46,8 +47,14 @@ def _cpu_ticks() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
-def _process_ticks() -> dict[int, tuple[str, int]]:
-    """Each process's name and CPU ticks (user + system) so far."""
+class _Process(NamedTuple):
+    name: str
+    parent: int
+    ticks: int  # CPU ticks (user + system) so far
+
+
+def _processes() -> dict[int, _Process]:
+    """Each process's name, parent and CPU ticks, from /proc/<pid>/stat."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -56,28 +63,20 @@ def _process_ticks() -> dict[int, tuple[str, int]]:
             text = (entry / "stat").read_text()
         except OSError:
             continue
-        name = text[text.index("(") + 1:text.rindex(")")]
         fields = text[text.rindex(")") + 2:].split()
-        found[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))
+        found[int(entry.name)] = _Process(text[text.index("(") + 1:text.rindex(")")], int(fields[1]),
+                                          int(fields[11]) + int(fields[12]))
     return found
 
 
-def _own_tree() -> set[int]:
+def _own_tree(processes: dict[int, _Process]) -> set[int]:
     """This process and all its descendants (the worker processes and their compile workers)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                text = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(text[text.rindex(")") + 2:].split()[1])
     own = {os.getpid()}
     grew = True
     while grew:
         grew = False
-        for pid, parent in parents.items():
-            if parent in own and pid not in own:
+        for pid, process in processes.items():
+            if process.parent in own and pid not in own:
                 own.add(pid)
                 grew = True
     return own
