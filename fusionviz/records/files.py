@@ -28,9 +28,9 @@ def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice
 def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
     """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Raises
     SessionFileError, and ConfigError when `iterations` does not apply to the trace."""
-    data = _read(raw, name)
+    text, data = _read(raw, name)
     if isinstance(data, TraceDocument) and data.kind == SESSION_KIND:
-        data = read_json_bytes(raw, name)  # a session: every field, with the standard library
+        data = read_json_bytes(text, name)  # a session: every field, with the standard library
     if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
         session = Session.from_dict(data)
         session.source = "recorded"
@@ -44,17 +44,18 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
 
 
-def _read(raw: bytes, name: str) -> Any:
-    """A file's JSON: a TraceDocument (with msgspec: the trace's events, only the fields read), or the standard
-    library's values; a SessionFileError naming the file when it is not gzip or not JSON."""
+def _read(raw: bytes, name: str) -> tuple[bytes, Any]:
+    """A file's JSON text (decompressed) and its values: a TraceDocument (with msgspec: the trace's events, only
+    the fields read), or the standard library's values; a SessionFileError naming the file when it is not gzip
+    or not JSON."""
     try:
         text = gunzip(raw)
     except (OSError, EOFError, zlib.error) as exc:
         raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from exc
     try:
-        return read_document(text)
+        return text, read_document(text)
     except ValueError:
-        return read_json_bytes(text, name)  # raises with the message that names the problem
+        return text, read_json_bytes(text, name)  # raises with the message that names the problem
 
 
 def _reread(run: ModeRun, name: str) -> None:
