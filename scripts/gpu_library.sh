@@ -1,42 +1,85 @@
 #!/usr/bin/env bash
-# Records the library shipped in sessions/ with the project's own CLI, on one GPU: GPU=N PART=a|b|c.
-# Parts a and e: the headline sessions; b: the other zoo models; c: the crossover grid (spread over every GPU the
-# process sees, or the ones in GRID_DEVICES); d: the shape sweep. The acceptance runs (scripts/gpu_acceptance.sh) give
-# the mlp fp32 and linear_ln_gelu bf16 sessions. From the repo root: OUT=/some/dir GPU=1 PART=a bash scripts/gpu_library.sh
+# Records the library shipped in sessions/ with the project's own CLI on any GPU box.
+#   OUT=/some/dir GPU=0 SHARD=0/2 bash scripts/gpu_library.sh   one GPU's share of the model table below
+#   OUT=/some/dir PART=grid bash scripts/gpu_library.sh          the crossover grid, spread over every visible GPU
+#   OUT=/some/dir GPU=0 PART=sweep bash scripts/gpu_library.sh   the transformer block's shape sweep
+# A table row whose file is already in sessions/ is skipped (FORCE=1 records it again); DEADLINE=seconds stops
+# starting new rows after that long, so a call with a time limit ends between sessions, not inside one.
+# Modes: all five for the models whose story is the modes (mlp, linear_ln_gelu, pointwise_chain); eager, default
+# and reduce-overhead for the models that show a limit of fusion, which does not change with the mode; never
+# max-autotune for the convolution (autotuning convolutions ran past 10 minutes on the H200).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT/lib"
+start=$SECONDS
 all=eager,default,reduce-overhead,max-autotune,max-autotune-no-cudagraphs
-rec() {  # name model dim batch dtype modes [extra flags]
-  local name=$1 model=$2 dim=$3 batch=$4 dtype=$5 modes=$6; shift 6
-  python3 -m fusionviz run --model "$model" --dim "$dim" --batch "$batch" --dtype "$dtype" --device "cuda:$GPU" \
-    --modes "$modes" "$@" --out "$OUT/lib/h200_${name}.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_$PART.txt"
+three=eager,default,reduce-overhead
+library() {  # model dim batch dtype modes [extra flags]; the file name says model, sizes and dtype
+  cat <<EOF
+pointwise_chain 4096 4096 float32 $all
+pointwise_chain 4096 4096 bfloat16 $all
+pointwise_chain 256 256 float32 $all
+pointwise_chain 256 256 bfloat16 $all
+linear_ln_gelu 512 256 float32 $all
+linear_ln_gelu 512 256 bfloat16 $all
+linear_ln_gelu 4096 4096 float32 $all
+linear_ln_gelu 4096 4096 bfloat16 $all
+mlp 512 256 float32 $all --naive-calls 200
+mlp 512 256 bfloat16 $all
+mlp 4096 4096 float32 $all
+mlp 4096 4096 bfloat16 $all
+transformer_block 1024 8 bfloat16 $three --seq 512
+transformer_block 1024 8 float32 $three --seq 512
+transformer_block 256 8 float32 $three --seq 128
+transformer_block 256 8 bfloat16 $three --seq 128
+graph_break 512 256 float32 $three
+graph_break 512 256 bfloat16 $three
+graph_break 4096 4096 float32 $three
+graph_break 4096 4096 bfloat16 $three
+conv_block 64 32 float32 $three --seq 56
+conv_block 64 32 bfloat16 $three --seq 56
+conv_block 128 16 float32 $three --seq 28
+conv_block 128 16 bfloat16 $three --seq 28
+branching 2048 2048 float32 $three
+branching 2048 2048 bfloat16 $three
+branching 512 256 float32 $three
+branching 512 256 bfloat16 $three
+argmax_gather 1024 4096 float32 $three
+argmax_gather 1024 4096 bfloat16 $three
+argmax_gather 256 256 float32 $three
+argmax_gather 256 256 bfloat16 $three
+custom_op 2048 2048 float32 $three
+custom_op 2048 2048 bfloat16 $three
+custom_op 512 256 float32 $three
+custom_op 512 256 bfloat16 $three
+EOF
 }
-case "$PART" in
-  a)
-    rec pointwise_chain_4096x4096_float32 pointwise_chain 4096 4096 float32 eager,default,reduce-overhead,max-autotune-no-cudagraphs
-    rec linear_ln_gelu_512x256_float32 linear_ln_gelu 512 256 float32 "$all"
-    rec mlp_512x256_bfloat16 mlp 512 256 bfloat16 "$all"
+case "${PART:-lib}" in
+  lib)
+    IFS=/ read -r shard shards <<<"${SHARD:-0/1}"
+    i=-1
+    while read -r model dim batch dtype modes extra; do
+      i=$((i + 1))
+      (( i % shards == shard )) || continue
+      seq=$(sed -n 's/.*--seq \([0-9]*\).*/x\1/p' <<<"$extra")
+      name="h200_${model}_${dim}x${batch}${seq}_${dtype}"
+      [[ -e "sessions/$name.json.gz" && -z "${FORCE:-}" ]] && continue
+      if (( SECONDS - start > ${DEADLINE:-100000} )); then echo "deadline: $name not recorded" | tee -a "$OUT/lib/log_$GPU.txt"; continue; fi
+      # shellcheck disable=SC2086  # extra holds flags
+      python3 -m fusionviz run --model "$model" --dim "$dim" --batch "$batch" --dtype "$dtype" --device "cuda:$GPU" \
+        --modes "$modes" $extra --out "$OUT/lib/$name.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_$GPU.txt"
+      echo "$name recorded at $((SECONDS - start)) s" | tee -a "$OUT/lib/log_$GPU.txt"
+    done < <(library)
     ;;
-  e)
-    rec transformer_block_1024x8x512_bfloat16 transformer_block 1024 8 bfloat16 eager,default,reduce-overhead --seq 512
-    rec graph_break_512x256_float32 graph_break 512 256 float32 eager,default
-    ;;
-  b)
-    rec conv_block_64x32x56_float32 conv_block 64 32 float32 eager,default,reduce-overhead --seq 56  # no max-autotune: conv autotuning runs past 10 minutes
-    rec branching_2048x2048_float32 branching 2048 2048 float32 eager,default,reduce-overhead
-    rec argmax_gather_1024x4096_float32 argmax_gather 1024 4096 float32 eager,default,reduce-overhead
-    rec custom_op_2048x2048_float32 custom_op 2048 2048 float32 eager,default,reduce-overhead
-    ;;
-  d)
-    python3 -m fusionviz sweep --model transformer_block --dim 512 --batch 8 --over seq --device "cuda:$GPU" \
-      --sizes 64,128,192,256,320,384,512,64,128,192,256,320,384,512 --cold-caches \
-      --out "$OUT/lib/h200_sweep_transformer_block_seq.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_$PART.txt"
-    ;;
-  c)
+  grid)
     python3 -m fusionviz grid --model mlp --mode default --dims "${GRID_DIMS:-256,1024,4096}" \
       --batches "${GRID_BATCHES:-16,256,4096}" \
       --processes 2 ${GRID_DEVICES:+--devices "$GRID_DEVICES"} --out "$OUT/lib/h200_grid_mlp_default.json.gz" 2>&1 \
-      | grep -v "^\[" | tee -a "$OUT/lib/log_$PART.txt"
+      | grep -v "^\[" | tee -a "$OUT/lib/log_grid.txt"
+    ;;
+  sweep)
+    python3 -m fusionviz sweep --model transformer_block --dim 512 --batch 8 --over seq --device "cuda:$GPU" \
+      --sizes 64,128,192,256,320,384,512,64,128,192,256,320,384,512 --cold-caches \
+      --out "$OUT/lib/h200_sweep_transformer_block_seq.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_sweep.txt"
     ;;
 esac
