@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -123,6 +124,20 @@ def _config(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | None
                      cold_compile=getattr(args, "cold_compile", False))
 
 
+def writable(out: str) -> Path:
+    """The file a command will write, checked before any work: a measurement of minutes must not end in
+    "cannot write" (a directory, a missing folder, a folder without write permission)."""
+    path = Path(out)
+    if path.is_dir():
+        raise ConfigError(f"--out {out} is a directory: give a file name, e.g. {path / 'session.json.gz'}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(f"--out {out}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"--out {out}: the folder {folder} cannot be written to")
+    return path
+
+
 def default_device() -> str:
     """The first GPU, else the CPU; asked of nvidia-smi so that the caller need not import torch."""
     import shutil
@@ -167,6 +182,7 @@ def _run(args: argparse.Namespace) -> int:
     from fusionviz.records.config import warnings_for
 
     config = _config(args, parse_modes(args.modes))
+    writable(args.out)
     for warning in warnings_for(config):
         print(f"note: {warning}", file=sys.stderr)
     session = run_session(config, _Ticker(), naive_calls=args.naive_calls)
@@ -193,12 +209,23 @@ def _inspect(path: Path, as_json: bool, top: int | None = None, all_kernels: boo
     """Print the report: plain text with no progress or colour, so that it pipes; a reader that closes the
     pipe early (`| head`) ends it quietly."""
     from fusionviz.analysis.report import inspect_report
-    from fusionviz.records.files import open_file
+    from fusionviz.records.files import open_path
 
     if top is not None and top < 1:
         raise ConfigError("--top takes a number of kernels, 1 or more")
-    report = inspect_report(open_file(path.read_bytes(), str(path)), str(path), top=top or INSPECT_TOP)
-    return _write(json.dumps(report) + "\n" if as_json else _inspect_text(report, all_kernels))
+    report = inspect_report(open_path(path), str(path), top=top or INSPECT_TOP)
+    return _write(json.dumps(finite(report), allow_nan=False) + "\n" if as_json else _inspect_text(report, all_kernels))
+
+
+def finite(value: Any) -> Any:
+    """JSON values with every NaN or infinity as null, so that `--json` is strict JSON any parser reads."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _inspect_text(report: dict[str, Any], all_kernels: bool) -> str:
@@ -280,12 +307,13 @@ def _grid(args: argparse.Namespace) -> int:
     from fusionviz.measure.client import run_grid
     from fusionviz.records.config import parse_sizes
 
-    dims, batches = parse_sizes(args.dims), parse_sizes(args.batches)
+    dims, batches = parse_sizes(args.dims, "--dims"), parse_sizes(args.batches, "--batches")
     if not dims or not batches:
         raise ConfigError("--dims and --batches each need at least one size")
     config = _config(args, ("eager", *parse_modes(args.mode)), dim=dims[0] if dims else None,
                      batch=batches[0] if batches else None)
     devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
+    writable(args.out)
     session = run_grid(config, dims, batches, _Ticker(), devices=devices)
     path = session.save(args.out)
     print(grid_table(session).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
@@ -298,9 +326,9 @@ def _export(args: argparse.Namespace) -> int:
     from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, gif_bytes, html_bytes, image_bytes, slide
     from fusionviz.charts.style import ChartSettings
     from fusionviz.charts.views import view_figure
-    from fusionviz.records.files import open_file
+    from fusionviz.records.files import open_path
 
-    path, out = Path(args.file), Path(args.out)
+    path, out = Path(args.file), writable(args.out)
     fmt = args.format or out.name.rsplit(".", 1)[-1].lower()
     if fmt not in EXPORT_FORMATS:
         raise ConfigError(f"cannot tell the format from {out.name}: give --format {'|'.join(EXPORT_FORMATS)}")
@@ -312,7 +340,7 @@ def _export(args: argparse.Namespace) -> int:
         zoom = ()
     if zoom is not None and (len(zoom) != 2 or not zoom[0] < zoom[1]):
         raise ConfigError(f"--zoom takes from,to with from < to, not {args.zoom!r}")
-    session = open_file(path.read_bytes(), path.name)
+    session = open_path(path)
     settings = ChartSettings.presentation()
     fig = slide(view_figure(session, args.view, settings, mode=args.mode, zoom=zoom), source_stamp(session),
                 settings)
@@ -330,14 +358,15 @@ def _export(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from fusionviz.analysis.sweep import sweep_summary
     from fusionviz.measure.client import run_sweep_session
-    from fusionviz.records.config import SweepRequest
+    from fusionviz.records.config import SweepRequest, parse_sizes
 
     config = _config(args, ("eager",))
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else []
+    sizes = parse_sizes(args.sizes, "--sizes")
     request = SweepRequest(dimension=args.over, schedule="list" if sizes else args.schedule, sizes=sizes,
                            calls=args.calls,
                            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-                           buckets=[int(b) for b in args.buckets.split(",") if b.strip()], cold_caches=args.cold_caches)
+                           buckets=parse_sizes(args.buckets, "--buckets"), cold_caches=args.cold_caches)
+    writable(args.out)
     session = run_sweep_session(config, request, _Ticker())
     path = session.save(args.out)
     print(sweep_summary(session).to_string(index=False, float_format=lambda v: f"{v:.4g}"))

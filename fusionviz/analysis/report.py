@@ -145,6 +145,10 @@ def trace_notes(summary: TraceSummary) -> list[str]:
         notes.append("The trace does not link device events to the calls that launched them (no correlation "
                      "data): they are placed in iterations by their own start times, so one that ran late may "
                      "land in the next iteration.")
+    if summary.negative_durations:
+        n = summary.negative_durations
+        notes.append(f"{n:,} event{'' if n == 1 else 's'} of the trace give{'s' if n == 1 else ''} a negative "
+                     "duration (the profiler writes one for an event cut off at the trace's end): read as 0 µs.")
     if summary.device_note:
         notes.append(summary.device_note)
     return notes

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from fusionviz.records.config import RunConfig, SweepRequest
-from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess, decode
+from fusionviz.records.decode import decode
+from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess
 
 Progress = Callable[[str], None]  # told each stage of a job as it starts ("default: compiling")
 

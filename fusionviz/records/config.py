@@ -6,6 +6,7 @@ caller's process, and only the worker touches torch.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 
@@ -81,11 +82,13 @@ def parse_modes(text: str) -> tuple[str, ...]:
     return modes
 
 
-def parse_sizes(text: str) -> list[int]:
-    """`"8, 16 24"` → `[8, 16, 24]`, refusing anything that is not a whole number."""
+def parse_sizes(text: str, what: str = "sizes") -> list[int]:
+    """`"8, 16 24"` → `[8, 16, 24]`, refusing anything that is not a whole number written in ASCII digits
+    (`isdigit` alone takes `²`, which `int` does not), or is longer than any size this tool takes."""
     words = text.replace(",", " ").split()
-    if not all(w.isdigit() for w in words):
-        raise ConfigError(f"sizes must be whole numbers separated by commas, not {text!r}")
+    if not all(w.isascii() and w.isdigit() and len(w) <= 9 for w in words):
+        shown = text if len(text) <= 60 else text[:59] + "…"
+        raise ConfigError(f"{what} must be whole numbers separated by commas, not {shown!r}")
     return [int(w) for w in words]
 
 
@@ -136,8 +139,8 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
         raise ConfigError("threads must be at least 1")
     if config.profile_iterations < 1 or config.warmup_calls < 1:
         raise ConfigError("warmup_calls and profile_iterations must be at least 1")
-    if config.timeout_s <= 0:
-        raise ConfigError("timeout_s must be positive")
+    if not (isinstance(config.timeout_s, int | float) and math.isfinite(config.timeout_s) and config.timeout_s > 0):
+        raise ConfigError(f"the time limit must be a positive number of seconds, not {config.timeout_s!r}")
     ordered = ("eager",) + tuple(m for m in COMPILED_MODES if m in config.modes)
     return replace(config, modes=ordered, threads=config.threads or default_threads())
 

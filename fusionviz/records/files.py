@@ -4,13 +4,14 @@ Session, so that both draw with the same views. No torch: opening a file costs r
 from __future__ import annotations
 
 import dataclasses
-import zlib
+from pathlib import Path
 from typing import Any
 
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
+from fusionviz.records.limits import MB, Limits, inflate, read_file
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
-from fusionviz.records.trace import IterationChoice, ParsedTrace, TraceDocument, gunzip, parse_trace, read_document
+from fusionviz.records.trace import IterationChoice, ParsedTrace, TraceDocument, parse_trace, read_document
 
 
 def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice = "steps") -> Session:
@@ -25,10 +26,20 @@ def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice
                    source="trace", label=label)
 
 
+def open_path(path: Path, iterations: IterationChoice = "steps") -> Session:
+    """`open_file` of a file on disk, read no further than the file cap (`limits.read_file`)."""
+    return open_file(read_file(path), str(path), iterations)
+
+
 def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
-    """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Raises
-    SessionFileError, and ConfigError when `iterations` does not apply to the trace."""
-    text, data = _read(raw, name)
+    """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Every value is checked
+    on the way in (the caps of `limits`, the trace reader's event checks, the session's types), so a file
+    either opens or is refused with a SessionFileError that says why in one line; ConfigError when
+    `iterations` does not apply to the trace."""
+    limits = Limits.from_env()
+    if len(raw) > limits.file_mb * MB:
+        raise limits.refusal("file_mb", f"{name} is larger than {limits.file_mb:,} MB")
+    text, data = _read(raw, name, limits)
     if isinstance(data, TraceDocument) and data.kind == SESSION_KIND:
         data = read_json_bytes(text, name)  # a session: every field, with the standard library
     if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
@@ -44,14 +55,11 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
 
 
-def _read(raw: bytes, name: str) -> tuple[bytes, Any]:
-    """A file's JSON text (decompressed) and its values: a TraceDocument (with msgspec: the trace's events, only
-    the fields read), or the standard library's values; a SessionFileError naming the file when it is not gzip
-    or not JSON."""
-    try:
-        text = gunzip(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from exc
+def _read(raw: bytes, name: str, limits: Limits) -> tuple[bytes, Any]:
+    """A file's JSON text (decompressed within the caps) and its values: a TraceDocument (with msgspec: the
+    trace's events, only the fields read), or the standard library's values; a SessionFileError naming the
+    file when it is not gzip or not JSON."""
+    text = inflate(raw, name, limits)
     try:
         return text, read_document(text)
     except ValueError:
@@ -61,12 +69,12 @@ def _read(raw: bytes, name: str) -> tuple[bytes, Any]:
 def _reread(run: ModeRun, name: str) -> None:
     """Read a run's kept Chrome trace again with this version's reader: the kernel tables and per-iteration
     figures are derived from it, so a session recorded before a change in counting shows today's figures."""
-    trace = run.chrome_trace()
-    if trace is None:
-        return
     try:
+        trace = run.chrome_trace()
+        if trace is None:
+            return
         _keep(run, parse_trace(trace))
-    except (TraceError, ValueError, OSError) as exc:
+    except (SessionFileError, ValueError) as exc:  # binascii.Error, a JSON error, or the reader's refusal
         raise SessionFileError(f"{name}: the profiler trace kept for {run.mode} is damaged: {exc}") from exc
 
 

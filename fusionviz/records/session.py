@@ -11,15 +11,15 @@ import base64
 import dataclasses
 import gzip
 import json
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from fusionviz.errors import SessionFileError
-from fusionviz.records.config import RunConfig
-from fusionviz.records.kernels import cpu_op_frame, kernel_frame
+from fusionviz.errors import ConfigError, SessionFileError
+from fusionviz.records.config import RunConfig, validate
+from fusionviz.records.decode import DecodeError, decode
+from fusionviz.records.kernels import CPU_OP_COLUMNS, KERNEL_COLUMNS, check_rows, cpu_op_frame, kernel_frame
+from fusionviz.records.limits import inflate
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and the trace reader run without it
     import pandas as pd
@@ -147,6 +147,7 @@ class TraceSummary:
     device_note: str = ""  # what the trace's device side holds when it is not kernels fusionviz reads
     # each iteration's own duration (its ProfilerStep's, or its call's), in order; empty in older sessions
     step_durations_us: list[float] = field(default_factory=list)
+    negative_durations: int = 0  # events whose duration the trace gives as negative, read as 0
 
 
 @dataclass
@@ -183,7 +184,9 @@ class ModeRun:
 
     def chrome_trace(self) -> bytes | None:
         """The raw torch.profiler Chrome trace (JSON bytes) this run was read from, if kept."""
-        return gzip.decompress(base64.b64decode(self.trace_gz_b64)) if self.trace_gz_b64 else None
+        if not self.trace_gz_b64:
+            return None
+        return inflate(base64.b64decode(self.trace_gz_b64, validate=True), f"the {self.mode} trace")
 
 
 @dataclass
@@ -284,7 +287,8 @@ class Session:
         return path
 
     def to_json_bytes(self) -> bytes:
-        return json.dumps(self.to_dict(), separators=(",", ":")).encode()
+        """Strict JSON: a NaN or infinity (which no reader accepts, this one included) fails here, at writing."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False).encode()
 
     @classmethod
     def from_dict(cls, data: Any) -> Session:
@@ -299,9 +303,11 @@ class Session:
                 "upgrade fusionviz to open it"
             )
         try:
-            return decode(cls, data)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise SessionFileError(f"this session file is damaged: {exc}") from exc
+            session: Session = decode(cls, data)
+            _check_values(session)
+        except (DecodeError, ConfigError) as exc:
+            raise SessionFileError(f"this session file is damaged: {exc}") from None
+        return session
 
     @classmethod
     def load(cls, path: str | Path) -> Session:
@@ -310,6 +316,38 @@ class Session:
     @classmethod
     def from_bytes(cls, raw: bytes, name: str = "session") -> Session:
         return cls.from_dict(read_json_bytes(raw, name))
+
+
+def _check_values(session: Session) -> None:
+    """What types alone do not say: the configuration within its bounds, kernel and CPU-op rows of the
+    declared columns and types, and timings that are durations (above 0), so that analysis never divides
+    by a zero or reads a missing column. Raises DecodeError or ConfigError."""
+    validate(session.config)
+    runs = list(session.runs) + [r for cell in (session.grid.cells if session.grid else []) for r in cell.runs]
+    for i, run in enumerate(runs):
+        where = f"runs[{i}] ({run.mode})"
+        check_rows(run.kernels, KERNEL_COLUMNS, f"{where} kernels")
+        check_rows(run.cpu_ops, CPU_OP_COLUMNS, f"{where} cpu_ops")
+        if run.summary is not None and not 0 <= run.summary.representative_iteration <= max(
+                run.summary.iterations - 1, 0):
+            raise DecodeError(f"{where} summary: representative_iteration is not one of its iterations")
+        _positive(run.latency.samples_ms if run.latency else [], f"{where} latency")
+    timings = [session.timing] + [cell.timing for cell in (session.grid.cells if session.grid else [])]
+    for timing in (t for t in timings if t is not None):
+        for p in timing.processes:
+            for r, values in enumerate(p.rounds):
+                _positive(list(values.values()), f"timing process {p.index} round {r}")
+            _positive([float(n) for n in p.calls_per_round.values()], f"timing process {p.index} calls")
+    if session.naive is not None:
+        _positive([session.naive.naive_eager_ms, session.naive.naive_mode_ms], "naive")
+    for strategy in session.sweep.strategies if session.sweep else []:
+        check_rows(strategy.kernels, KERNEL_COLUMNS, f"sweep {strategy.strategy} kernels")
+        _positive([c.latency_ms for c in strategy.calls], f"sweep {strategy.strategy} calls")
+
+
+def _positive(values: list[float], what: str) -> None:
+    if any(v <= 0 for v in values):
+        raise DecodeError(f"{what}: a duration or count is 0 or negative")
 
 
 @dataclass
@@ -326,37 +364,10 @@ class NaiveResult:
 
 
 def read_json_bytes(raw: bytes, name: str) -> Any:
-    """Parse JSON that may be gzipped, with an error naming the file."""
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except OSError as exc:
-            raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from exc
+    """Parse JSON that may be gzipped (inflated within the caps), with an error naming the file."""
     try:
-        return json.loads(raw)
+        return json.loads(inflate(raw, name))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SessionFileError(f"{name} is not JSON: {exc}") from exc
-
-
-def decode(tp: Any, value: Any) -> Any:
-    """Rebuild a dataclass tree from JSON values, ignoring unknown keys and defaulting missing ones.
-
-    Used for session files and for the worker's answers, which carry the same dataclasses as JSON."""
-    if value is None:
-        return None
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(tp) if a is not type(None)]
-        return decode(options[0], value) if len(options) == 1 else value
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise TypeError(f"{tp.__name__} expects an object, got {type(value).__name__}")
-        hints = typing.get_type_hints(tp)
-        kwargs = {f.name: decode(hints[f.name], value[f.name]) for f in dataclasses.fields(tp) if f.name in value}
-        return tp(**kwargs)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [decode(item, v) for v in value]
-    if origin is tuple:
-        return tuple(value)
-    return value
+    except RecursionError:
+        raise SessionFileError(f"{name} nests deeper than any session or trace does") from None

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import gzip
 import json
+import math
 import re
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -50,6 +49,7 @@ from fusionviz.records.kernels import (
     normalise_name,
     records_from_columns,
 )
+from fusionviz.records.limits import Limits, inflate
 from fusionviz.records.session import TraceSummary
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for: `inspect` runs without it
@@ -164,32 +164,21 @@ class TraceDocument:
     events: list[Any] | None
 
 
-def gunzip(raw: bytes) -> bytes:
-    """`raw` decompressed when it is gzipped (in one allocation of the size the gzip trailer gives), else as is.
-    Raises OSError (or zlib.error) when it looks gzipped but is damaged."""
-    if raw[:2] != b"\x1f\x8b":
-        return raw
-    size = int.from_bytes(raw[-4:], "little") if len(raw) >= 18 else 0
-    try:
-        out = zlib.decompress(raw, 31, max(size, 1 << 16))
-    except zlib.error:
-        return gzip.decompress(raw)  # the standard library's error message
-    if len(out) % (1 << 32) != size:  # several gzip members: let the standard library read them all
-        return gzip.decompress(raw)
-    return out
-
-
 def read_document(raw: bytes) -> Any:
     """JSON bytes (not gzipped) as a TraceDocument where msgspec is installed, else as the standard library's
-    values. Raises ValueError (json.JSONDecodeError or UnicodeDecodeError) when they are not JSON."""
-    if trace_json is not None:
-        try:
-            kind, events = trace_json.decode(raw)
-        except (trace_json.DecodeError, trace_json.ValidationError):
-            pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
-        else:
-            return TraceDocument(kind, events)
-    return json.loads(raw)
+    values. Raises ValueError (json.JSONDecodeError or UnicodeDecodeError) when they are not JSON, and TraceError
+    when they nest deeper than a parser's stack allows."""
+    try:
+        if trace_json is not None:
+            try:
+                kind, events = trace_json.decode(raw)
+            except (trace_json.DecodeError, trace_json.ValidationError):
+                pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
+            else:
+                return TraceDocument(kind, events)
+        return json.loads(raw)
+    except RecursionError:
+        raise TraceError("this JSON nests deeper than any trace or session does (thousands of levels)") from None
 
 
 def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace:
@@ -197,12 +186,15 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     `iterations="calls"` takes each top-level call of a compiled region as an iteration, for a trace without
     ProfilerSteps. Raises TraceError when `data` is not a profiler trace (ValueError when bytes are not JSON),
     and ConfigError when `iterations="calls"` does not apply to it."""
+    limits = Limits.from_env()
     if isinstance(data, bytes | bytearray | memoryview):
-        data = read_document(gunzip(bytes(data)))
-    events, other = _complete_events(data)
+        data = read_document(inflate(bytes(data), "the trace", limits))
+    events, other, negative = _complete_events(data, limits)
     host = [e for e in events if e.cat in HOST_CATEGORIES and not _is_step(e.name)]
     device = [e for e in events if e.cat in DEVICE_CATEGORIES]
     windows = _windows(events, host, device, iterations)
+    if len(windows) > limits.steps:
+        raise limits.refusal("steps", f"this trace holds {len(windows):,} profiled iterations")
 
     compute, regions, graph_of = _walk_compute(host, windows)
     cpu_rows = [_cpu_row(it, e, "op", windows) for it, e in compute]
@@ -231,7 +223,7 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         region_calls=_repeated_calls(host) if windows.source == "trace" else 0,
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],
         placed_by_time=placed_by_time, device_note="" if device else _device_note(other),
-        step_durations_us=durations)
+        step_durations_us=durations, negative_durations=negative)
     return ParsedTrace("cuda" if device else "cpu", kernels, cpu_ops, summary, kernel_files)
 
 
@@ -245,9 +237,10 @@ def _is_launch(name: str) -> bool:
     return LAUNCH_CALLS.match(name) is not None
 
 
-def _complete_events(data: Any) -> tuple[list[_Event], Counter[str]]:
-    """The complete events (`ph` "X" with a timestamp) of the categories read, and a count of the others'
-    categories (for the note on device work not read, and the error on a file that is no profiler trace)."""
+def _complete_events(data: Any, limits: Limits) -> tuple[list[_Event], Counter[str], int]:
+    """The complete events (`ph` "X") of the categories read, each checked (`_Checks`); a count of the other
+    events' categories (for the note on device work not read, and the error on a file that is no profiler
+    trace); and how many read events had a negative duration (read as 0, and reported)."""
     if isinstance(data, TraceDocument):
         raw = data.events
     elif isinstance(data, dict):
@@ -258,75 +251,172 @@ def _complete_events(data: Any) -> tuple[list[_Event], Counter[str]]:
         raw = None
     if not isinstance(raw, list):
         raise TraceError("this is not a Chrome trace: there is no \"traceEvents\" list at the top")
-    events, other = (_events_from_raw if isinstance(data, TraceDocument) else _events_from_dicts)(raw)
+    if len(raw) > limits.events:
+        raise limits.refusal("events", f"this trace holds {len(raw):,} events")
+    checks = _Checks(limits)
+    if isinstance(data, TraceDocument):
+        events, other = _events_from_raw(raw, checks)
+    else:
+        events, other = [], Counter[str]()
+        for index, r in enumerate(raw):
+            _add_dict_event(r, index, events, other, checks)
     if not events:
         found = ", ".join(sorted(other)[:8]) or "none"
         raise TraceError("this Chrome trace holds no torch.profiler events (no cpu_op, kernel or runtime events; "
                          f"its categories: {found})")
-    return events, other
+    return events, other, checks.negative
 
 
-def _events_from_dicts(raw: list[Any]) -> tuple[list[_Event], Counter[str]]:
-    events: list[_Event] = []
-    other: Counter[str] = Counter()
-    for r in raw:
-        _add_dict_event(r, events, other)
-    return events, other
+MAX_TIME_US = 1e18  # |ts| and dur beyond this are no clock's µs (31,700 years): a damaged or hostile file
+_INT64 = 1 << 63
 
 
-def _add_dict_event(r: Any, events: list[_Event], other: Counter[str]) -> None:
-    if not isinstance(r, dict) or r.get("ph") != "X" or "ts" not in r:
+class _Checks:
+    """The checks every read event passes before use: the one place a trace's field types and ranges are
+    decided. Wrong values are a TraceError naming the event and the field; negative durations, which
+    profilers do write for events cut off at the trace's end, are read as 0 and counted."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.negative = 0
+
+    def fail(self, index: int, name: Any, message: str) -> TraceError:
+        label = f" ({_clip(name)})" if isinstance(name, str) and name else ""
+        return TraceError(f"event {index}{label} {message}")
+
+    def time(self, value: Any, field: str, index: int, name: str) -> float:
+        if type(value) not in (int, float) or not math.isfinite(value) or abs(value) > MAX_TIME_US:
+            shown = _clip(repr(value))
+            raise self.fail(index, name, f"has {field} {shown}: not a finite number of µs within ±1e18")
+        return float(value)
+
+    def duration(self, value: Any, index: int, name: str) -> float:
+        dur = 0.0 if value is None else self.time(value, "dur", index, name)
+        if dur < 0:
+            self.negative += 1
+            return 0.0
+        return dur
+
+    def name(self, value: Any, field: str, index: int) -> str:
+        if type(value) is not str:
+            raise self.fail(index, None, f"has a {field} of type {type(value).__name__}, not a string")
+        if len(value) > self.limits.name_chars:
+            raise self.limits.refusal("name_chars", f"event {index} has a {field} of {len(value):,} characters")
+        return value
+
+    def ident(self, value: Any, field: str, index: int, name: str, *, text: bool = False) -> Any:
+        """An id used to link events: an integer within int64 (or, for pid and tid, a string), or absent."""
+        if value is None or (type(value) is int and -_INT64 <= value < _INT64):
+            return value
+        if text and type(value) is str:
+            return self.name(value, field, index)
+        kind = "an integer or a string" if text else "an integer within int64"
+        raise self.fail(index, name, f"has {field} {_clip(repr(value))}: not {kind}")
+
+    def launch_dims(self, value: Any, field: str, index: int, name: str) -> Any:
+        if value is None or (type(value) is list and all(type(v) is int for v in value)):
+            return value
+        raise self.fail(index, name, f"has {field} {_clip(repr(value))}: not a list of integers")
+
+    def shapes(self, value: Any, index: int, name: str) -> Any:
+        if value is None or type(value) is list:
+            return value
+        raise self.fail(index, name, f"has Input Dims {_clip(repr(value))}: not a list")
+
+    def path(self, value: Any, index: int, name: str) -> Any:
+        return value if value is None else self.name(value, "kernel_file", index)
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _category(r: dict[str, Any]) -> str:
+    cat = r.get("cat", "")
+    cat = cat if type(cat) is str else f"<{type(cat).__name__}>"
+    return LEGACY_CATEGORIES.get(cat, cat)
+
+
+def _add_dict_event(r: Any, index: int, events: list[_Event], other: Counter[str], checks: _Checks) -> None:
+    """Check one event given as JSON values and keep it when it is a complete event of a category read."""
+    if not isinstance(r, dict):
+        raise TraceError(f"event {index} is a {type(r).__name__}, not an object: this is no Chrome trace")
+    if r.get("ph") != "X":
         return
-    cat = str(r.get("cat", ""))
-    cat = LEGACY_CATEGORIES.get(cat, cat)
+    cat = _category(r)
     if cat not in READ_CATEGORIES:
         other[cat] += 1
         return
-    args = r.get("args") or {}
-    if not isinstance(args, dict):
+    name = checks.name(r.get("name", ""), "name", index)
+    args = r.get("args")
+    if args is None:
         args = {}
+    elif not isinstance(args, dict):
+        raise checks.fail(index, name, f"has args of type {type(args).__name__}, not an object")
     ext = args["External id"] if "External id" in args else args.get("external id")
-    events.append(_Event(str(r.get("name", "")), cat, float(r["ts"]), float(r.get("dur") or 0.0), r.get("pid"),
-                         r.get("tid"), ext, args.get("correlation"), args.get("stream"), args.get("grid"),
-                         args.get("block"), args.get("Input Dims"), args.get("kernel_file")))
+    events.append(_Event(
+        name, cat, checks.time(r.get("ts"), "ts", index, name), checks.duration(r.get("dur"), index, name),
+        checks.ident(r.get("pid"), "pid", index, name, text=True),
+        checks.ident(r.get("tid"), "tid", index, name, text=True),
+        checks.ident(ext, "External id", index, name),
+        checks.ident(args.get("correlation"), "correlation", index, name),
+        checks.ident(args.get("stream"), "stream", index, name),
+        checks.launch_dims(args.get("grid"), "grid", index, name),
+        checks.launch_dims(args.get("block"), "block", index, name),
+        checks.shapes(args.get("Input Dims"), index, name),
+        checks.path(args.get("kernel_file"), index, name)))
 
 
-def _events_from_raw(raw: list[Any]) -> tuple[list[_Event], Counter[str]]:
-    """Events decoded one at a time from their bytes (msgspec), each dropped once read."""
+def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Counter[str]]:
+    """Events decoded one at a time from their bytes (msgspec, whose declared types check most fields in C),
+    each dropped once read; an event its types refuse is read as plain JSON values, so `_add_dict_event`
+    decides whether it matters and says what is wrong."""
     assert trace_json is not None
     events: list[_Event] = []
     other: Counter[str] = Counter()
     legacy, read, decode = LEGACY_CATEGORIES, READ_CATEGORIES, trace_json.EVENT.decode
     odd = trace_json.ValidationError
     append = events.append
+    name_cap, time_cap = checks.limits.name_chars, MAX_TIME_US
     # One object per distinct name, category and thread: tens of thousands of events share a few hundred.
     strings: dict[str, str] = {}
     ids: dict[Any, Any] = {}
     share, share_id = strings.setdefault, ids.setdefault
-    for encoded in raw:
+    for index, encoded in enumerate(raw):
         try:
             r = decode(encoded)
-        except odd:  # not an object, or an `args` that is not one: read as plain JSON values
-            _add_dict_event(trace_json.value(encoded), events, other)
+        except odd:
+            _add_dict_event(trace_json.value(encoded), index, events, other, checks)
             continue
-        if r.ph != "X" or r.ts is None:
+        except RecursionError:
+            raise TraceError(f"event {index} nests deeper than any trace event does") from None
+        if r.ph != "X":
             continue
-        cat = r.cat if type(r.cat) is str else str(r.cat)
+        cat = r.cat
         if cat not in read:
             cat = legacy.get(cat, cat)
             if cat not in read:
                 other[cat] += 1
                 continue
-        name = share(r.name, r.name) if type(r.name) is str else str(r.name)
+        name = r.name
+        ts, dur = r.ts, r.dur
+        if len(name) > name_cap or ts is None or not -time_cap <= ts <= time_cap or dur is None \
+                or not 0 <= dur <= time_cap:
+            ts = checks.time(ts, "ts", index, checks.name(name, "name", index))
+            dur = checks.duration(dur, index, name)
+        name = share(name, name)
         cat = share(cat, cat)
         pid, tid = share_id(r.pid, r.pid), share_id(r.tid, r.tid)
         a = r.args
         if a is None:
-            append(_Event(name, cat, float(r.ts), float(r.dur or 0.0), pid, tid))
+            append(_Event(name, cat, ts, dur, pid, tid))
         else:
-            append(_Event(name, cat, float(r.ts), float(r.dur or 0.0), pid, tid,
-                          a.ext if a.ext is not None else a.ext_legacy, a.correlation, a.stream, a.grid, a.block,
-                          a.dims, a.kernel_file))
+            ext = a.ext if a.ext is not None else a.ext_legacy
+            for value, field in ((ext, "External id"), (a.correlation, "correlation"), (a.stream, "stream")):
+                if value is not None and not -_INT64 <= value < _INT64:
+                    checks.ident(value, field, index, name)
+            append(_Event(name, cat, ts, dur, pid, tid, ext, a.correlation, a.stream, a.grid, a.block, a.dims,
+                          a.kernel_file if a.kernel_file is None else checks.path(a.kernel_file, index, name)))
     return events, other
 
 
@@ -456,8 +546,11 @@ def _cpu_row(iteration: int, e: _Event, category: str, windows: _Windows) -> tup
 
 
 def _shapes(dims: Any) -> str:
+    """An op's input shapes as text; decoded here when the fast path left them encoded, and checked then."""
     if trace_json is not None and isinstance(dims, trace_json.msgspec.Raw):
         dims = trace_json.value(dims)
+        if dims is not None and type(dims) is not list:
+            raise TraceError(f"an op has Input Dims {_clip(repr(dims))}: not a list")
     return str([d for d in dims if d != []]) if dims else ""
 
 

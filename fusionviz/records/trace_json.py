@@ -10,25 +10,28 @@ import msgspec
 
 
 class Args(msgspec.Struct, gc=False):
-    ext: Any = msgspec.field(default=None, name="External id")
-    ext_legacy: Any = msgspec.field(default=None, name="external id")  # torch 1.x's spelling
-    correlation: Any = None
-    stream: Any = None
-    grid: Any = None
-    block: Any = None
+    """The arguments read, typed as torch.profiler writes them: a value of another type makes the event fall
+    back to the checked path (`trace._add_dict_event`), which says what is wrong when the event matters."""
+
+    ext: int | None = msgspec.field(default=None, name="External id")
+    ext_legacy: int | None = msgspec.field(default=None, name="external id")  # torch 1.x's spelling
+    correlation: int | None = None
+    stream: int | None = None
+    grid: list[int] | None = None
+    block: list[int] | None = None
     # left encoded (a view of its bytes): only the shapes of ops that launched kernels are ever decoded
     dims: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")  # empty when absent
-    kernel_file: Any = None
+    kernel_file: str | None = None
 
 
 class Event(msgspec.Struct, gc=False):
     ph: Any = None
-    cat: Any = ""
-    name: Any = ""
-    ts: Any = None
-    dur: Any = 0.0
-    pid: Any = None
-    tid: Any = None
+    cat: str = ""
+    name: str = ""
+    ts: float | None = None
+    dur: float | None = 0.0
+    pid: int | str | None = None
+    tid: int | str | None = None
     args: Args | None = None
 
 

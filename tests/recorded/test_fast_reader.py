@@ -28,10 +28,16 @@ def test_bytes_and_loaded_json_read_alike(path: Path, monkeypatch: pytest.Monkey
     assert fast.kernels.shape[0] == len(fast.kernel_records()) > 0
 
 
-def test_odd_values_fall_back_to_the_standard_library() -> None:
-    # args that are not an object, and a traceEvents that is not a list: read (or refused) as before
+def test_odd_values_fall_back_to_the_checked_path() -> None:
+    # a value the fast path's types refuse: the checked path reads the event and names what is wrong, unless
+    # the event is one the reader does not use
     odd = {"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2, "args": [1]},
                            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 10}]}
+    with pytest.raises(trace.TraceError, match=r"event 0 \(aten::mm\) has args of type list, not an object"):
+        trace.parse_trace(json.dumps(odd).encode())
+    odd["traceEvents"][0]["cat"] = "gpu_user_annotation"  # not read: its args are not looked at
+    odd["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2,
+                               "args": {"External id": 7}})
     parsed = trace.parse_trace(json.dumps(odd).encode())
     assert parsed.kernel_columns["name"] == ["aten::mm"]
     with pytest.raises(Exception, match=r"neither a fusionviz session nor a torch\.profiler trace"):

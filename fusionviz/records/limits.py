@@ -1,0 +1,118 @@
+"""Caps on what a file may cost to open: a small file must not become gigabytes of memory or minutes of work.
+
+The app takes files from anyone, so every file read goes through these caps, checked as the file is read and
+inflated (never after). Each is set by an environment variable; a file over a cap is refused with one line
+that names the cap and the variable that raises it. The defaults open the largest real traces seen (a
+216,000-event rank of an 8-rank job, a 135,805-event transformer training trace) with room to spare.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusionviz.errors import SessionFileError
+
+MB = 1 << 20
+_CHUNK = 1 << 20  # inflated bytes per step: the cap is checked at this granularity
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The caps in force; `Limits.from_env()` reads each from its variable (VARIABLES)."""
+
+    file_mb: int = 100  # a file as read or uploaded (gzipped or not); the app's upload limit is the same
+    inflated_mb: int = 512  # the JSON text once decompressed
+    events: int = 500_000  # events in a trace's traceEvents list
+    name_chars: int = 16_384  # one event's or kernel's name (C++ template names run to a few thousand)
+    steps: int = 10_000  # profiled iterations (ProfilerSteps, or compiled-region calls taken as iterations)
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        values = {}
+        for name, variable in VARIABLES.items():
+            text = os.environ.get(variable)
+            if text is None:
+                continue
+            if not (text.isascii() and text.isdigit() and int(text) > 0):
+                raise SessionFileError(f"{variable}={text!r}: a cap must be a whole number above 0")
+            values[name] = int(text)
+        return cls(**values)
+
+    def refusal(self, cap: str, what: str) -> SessionFileError:
+        """The one-line refusal for going over `cap` (a field name): what went over, the cap, how to raise it."""
+        value = getattr(self, cap)
+        unit = " MB" if cap.endswith("_mb") else ""
+        return SessionFileError(f"{what}: over the cap of {value:,}{unit} {CAP_WORDS[cap]} "
+                                f"(raise it with {VARIABLES[cap]})")
+
+
+VARIABLES: dict[str, str] = {
+    "file_mb": "FUSIONVIZ_MAX_FILE_MB",
+    "inflated_mb": "FUSIONVIZ_MAX_INFLATED_MB",
+    "events": "FUSIONVIZ_MAX_EVENTS",
+    "name_chars": "FUSIONVIZ_MAX_NAME_CHARS",
+    "steps": "FUSIONVIZ_MAX_STEPS",
+}
+CAP_WORDS: dict[str, str] = {
+    "file_mb": "per file",
+    "inflated_mb": "of decompressed JSON",
+    "events": "trace events",
+    "name_chars": "characters per name",
+    "steps": "profiled iterations",
+}
+
+
+def read_file(path: Path, limits: Limits | None = None) -> bytes:
+    """A file's bytes, read no further than the file cap (a device such as /dev/zero never ends); a
+    directory or an unreadable path is a SessionFileError naming it."""
+    limits = limits or Limits.from_env()
+    cap = limits.file_mb * MB
+    try:
+        with path.open("rb") as f:
+            raw = f.read(cap + 1)
+    except IsADirectoryError:
+        raise SessionFileError(f"{path} is a directory, not a session or trace file") from None
+    except OSError as exc:
+        raise SessionFileError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > cap:
+        raise limits.refusal("file_mb", f"{path} is larger than {limits.file_mb:,} MB")
+    return raw
+
+
+def inflate(raw: bytes, name: str, limits: Limits | None = None) -> bytes:
+    """`raw` decompressed when it is gzipped (every member), else as is, refused as soon as the text passes
+    the inflated cap: a 2 MB gzip bomb stops after the cap's worth of work, not after its 2 GB. Plain text
+    over the cap is refused too. A damaged or truncated stream is a SessionFileError naming the file."""
+    limits = limits or Limits.from_env()
+    cap = limits.inflated_mb * MB
+    if raw[:2] != b"\x1f\x8b":
+        if len(raw) > cap:
+            raise limits.refusal("inflated_mb", f"{name} holds more than {limits.inflated_mb:,} MB of JSON")
+        return raw
+    parts: list[bytes] = []
+    size = 0
+    rest = raw
+    try:
+        while rest:
+            stream = zlib.decompressobj(31)
+            data = rest
+            while True:
+                part = stream.decompress(data, _CHUNK)
+                size += len(part)
+                if size > cap:
+                    raise limits.refusal("inflated_mb", f"{name} inflates to more than {limits.inflated_mb:,} MB")
+                parts.append(part)
+                data = stream.unconsumed_tail
+                if stream.eof or not (data or part):
+                    break
+            if not stream.eof:
+                raise SessionFileError(f"{name} is a truncated gzip file: it ends inside its compressed data")
+            rest = stream.unused_data
+            if rest[:2] != b"\x1f\x8b":  # trailing padding after the last member, as gzip itself allows
+                break
+    except zlib.error as exc:
+        raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from None
+    return b"".join(parts)
