@@ -37,6 +37,7 @@ from fusionviz.measure.protocol import (
 )
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
+from fusionviz.records.decode import decode
 from fusionviz.records.session import (
     Environment,
     Grid,
@@ -47,7 +48,6 @@ from fusionviz.records.session import (
     Sweep,
     Timing,
     TimingProcess,
-    decode,
 )
 
 
