@@ -15,9 +15,11 @@ from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file, pair_session
+from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from ui import backend, sections, state, tables
 from ui.page import setup_page
+from ui.text import plain
 from ui.timeline_view import memo
 
 settings = setup_page(
@@ -53,10 +55,10 @@ def pick(label: str, key: str) -> Session | None:
             raw, name = upload.getvalue(), upload.name
         else:
             path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
-            raw, name = path.read_bytes(), path.name
+            raw, name = read_file(path), path.name
         return per_call_option(open_shared(raw, name), raw, name, key)
     except FusionvizError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return None
 
 
@@ -106,7 +108,7 @@ def show_summaries(session: Session) -> None:
     for run in drawable_runs(session):
         ranking = memo(run, ("ranking",), lambda r=run: kernel_ranking(r))  # type: ignore[misc]
         shown = ranking[:top] if top else ranking
-        st.markdown(f"**{run.mode}**: {len(shown)} of {len(ranking)} kernel names, longest total time first "
+        st.markdown(f"**{plain(run.mode)}**: {len(shown)} of {len(ranking)} kernel names, longest total time first "
                     f"(durations in µs over {_window(run)}; percentiles interpolated)")
         tables.show(as_frame(shown, KernelStat), f"x_top_{run.mode}")
         if session.environment.device_kind == "cuda" and run.summary is not None:
@@ -135,10 +137,10 @@ def kernel_table(session: Session) -> None:
 def show_pair(a: Session, b: Session) -> None:
     with st.columns(2)[0]:
         for side, session in (("A", a), ("B", b)):
-            st.caption(f"{side}: {source_line(session)}")
+            st.caption(f"{side}: {plain(source_line(session))}")
             for run in session.runs:
                 for note in trace_notes(run.summary) if run.summary else []:
-                    st.caption(f"{side} · {run.mode}: {note}")
+                    st.caption(f"{side} · {plain(run.mode)}: {plain(note)}")
     left, right = st.columns(2)
     with left:
         run_a = sections.mode_picker(a, "Run of A", "pair_a")

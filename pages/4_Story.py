@@ -13,6 +13,7 @@ from fusionviz.errors import TalkFileError
 from fusionviz.records.talk import Talk
 from ui import backend, story
 from ui.page import setup_page
+from ui.text import plain
 
 settings = setup_page("Story", "A talk, scene by scene, from the recorded library.", always_presents=True)
 
@@ -29,7 +30,7 @@ def choose_talk() -> Talk | None:
         if name:
             return backend.read_talk(shipped[name].read_text(encoding="utf-8"), name)
     except TalkFileError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     return None
 
 
@@ -53,7 +54,7 @@ session = library.get(scene.session)
 problem = (f"{scene.session} is not in the library ({backend.sessions_dir()})" if session is None
            else view_problem(session, scene.view, scene.mode))
 if problem or session is None:
-    st.warning(f"{talk.name}, {scene.where('session')}: {problem}")
+    st.warning(plain(f"{talk.name}, {scene.where('session')}: {problem}"))
 else:
     story.show_scene(scene, session, settings, seconds)
     with st.sidebar:

@@ -75,3 +75,15 @@ def small_sweep(worker: Worker) -> Session:
 def shipped_sweep() -> Session:
     """The H200 sweep shipped in sessions/: transformer_block over seq 64..512 twice, all five strategies."""
     return Session.load(SHIPPED_SWEEP)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fuzz suite's count of inputs tried (tests/unit/test_fuzz.py), when it ran."""
+    from tests.fuzzing import TALLY
+
+    if TALLY:
+        total = sum(TALLY.values())
+        failed = [r for r in terminalreporter.stats.get("failed", []) if "test_fuzz" in r.nodeid]
+        escaped = f"{len(failed)} fuzz test(s) failed: see above" if failed else "no other exception escaped"
+        terminalreporter.write_line(f"fuzz: {total:,} inputs tried: {TALLY['opened']:,} opened, "
+                                    f"{TALLY['refused']:,} refused with fusionviz's own error; {escaped}")

@@ -20,6 +20,7 @@ from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import VIEWS
 from ui import on_screen, sections, story, tables
+from ui.text import plain
 
 PRESENTED = ("verdict", "timeline", "collapse", "animation", "latency", "methodology")
 GRID = "grid"  # also the heat map's chart key, which the click callback reads
@@ -39,12 +40,13 @@ def show_metrics(session: Session) -> None:
         if vs is not None:
             s = vs.speedup
             arrow = {"faster": "up", "slower": "down"}.get(vs.verdict, "off")
-            col.metric(f"{r.mode} speedup", f"{s.median:.2f}×", delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)",
+            col.metric(f"{plain(r.mode)} speedup", f"{s.median:.2f}×",
+                       delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)",
                        delta_arrow=arrow, delta_color="normal" if arrow != "off" else "off",  # type: ignore[arg-type]
-                       help=f"median and p10–p90 of eager's time / {r.mode}'s in the same round, "
+                       help=f"median and p10–p90 of eager's time / {plain(r.mode)}'s in the same round, "
                             + spread_words(s))
         change = r.summary.kernels_per_iteration - eager.summary.kernels_per_iteration
-        col.metric(f"{r.mode} kernels / iteration", f"{r.summary.kernels_per_iteration:g}",
+        col.metric(f"{plain(r.mode)} kernels / iteration", f"{r.summary.kernels_per_iteration:g}",
                    delta=f"{change:+g} vs eager" if change else "same as eager", delta_color="inverse" if change
                    else "off", delta_arrow="auto" if change else "off")
 
@@ -57,14 +59,14 @@ def show_graph_breaks(session: Session) -> None:
                     "compiled frame ends and a new one starts within one call.")
         return
     if not broken:
-        st.markdown("No graph breaks: " + ", ".join(f"{r.mode} compiled the model as "
+        st.markdown("No graph breaks: " + ", ".join(f"{plain(r.mode)} compiled the model as "
                                                     f"{r.graph_count or 1} graph" for r in compiled) + ".")
         return
     for r in broken:
-        st.markdown(f"**{r.mode}** compiled **{r.graph_count} graphs** with **{len(r.graph_breaks)} break(s)**; "
+        st.markdown(f"**{plain(r.mode)}** compiled **{r.graph_count} graphs** with **{len(r.graph_breaks)} break(s)**; "
                     "the code between them runs eagerly (the gaps between shaded regions on the timeline).")
         for i, brk in enumerate(r.graph_breaks, start=1):
-            st.markdown(f"{i}. {brk.reason}")
+            st.markdown(f"{i}. {plain(brk.reason)}")
             st.code(brk.user_frame, language="text")
 
 
@@ -89,7 +91,7 @@ def show_grid(session: Session, settings: ChartSettings) -> None:
     """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
     sections.chart(grid_figure(session, settings), "grid", selectable=on_screen.pick_clicked_cell,
                    stamp=source_stamp(session))
-    st.markdown(crossover_sentence(session))
+    st.markdown(plain(crossover_sentence(session)))
     with st.expander("Every cell"):
         tables.show(grid_table(session), "lab_grid_table", helps=GRID_COLUMNS)
 
@@ -126,20 +128,21 @@ def show_methodology(session: Session, settings: ChartSettings) -> None:
         return
     table = methodology_table(session.naive, session)
     if table.empty:
-        st.info(f"{session.naive.mode} was not timed properly here, so the naive loop has nothing to be set against.")
+        st.info(f"{plain(session.naive.mode)} was not timed properly here, so the naive loop has nothing to be "
+                "set against.")
         return
     st.subheader("The naive loop against this measurement")
     sections.chart(methodology_figure(table, settings), "methodology", stamp=source_stamp(session))
     tables.show(table, "lab_methodology")
-    st.caption(methodology_note(table, session.config.processes))
+    st.caption(plain(methodology_note(table, session.config.processes)))
 
 
 def report(session: Session, settings: ChartSettings) -> None:
     """Every section of one session, top to bottom."""
     for line in load_warnings(session):
-        st.warning(line)
+        st.warning(plain(line))
     timed = is_timed(session)
-    st.markdown(f"#### {verdict(session) if timed else untimed_verdict(session)}")
+    st.markdown(f"#### {plain(verdict(session) if timed else untimed_verdict(session))}")
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
     show_metrics(session)
     stamp = source_stamp(session)

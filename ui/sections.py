@@ -18,17 +18,18 @@ from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
 from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view
+from ui.text import plain
 
 
 def show_source(session: Session) -> None:
-    st.caption(f"Source of data: **{source_line(session)}**")
+    st.caption(f"Source of data: **{plain(source_line(session))}**")
 
 
 def show_trace_notes(session: Session) -> None:
     """How each run's trace was read (whole trace, kernels left out, device work not read), in info boxes."""
     notes = [(run.mode, note) for run in session.runs if run.summary for note in trace_notes(run.summary)]
     for mode, note in notes:
-        st.info(f"**{mode}**: {note}" if len(session.runs) > 1 else note)
+        st.info(f"**{plain(mode)}**: {plain(note)}" if len(session.runs) > 1 else plain(note))
 
 
 def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
@@ -37,11 +38,11 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
     for run in session.runs:
         first = (run.error or "").strip().splitlines()[0] if run.error else ""
         if run.status == "not_applicable" and not_applicable:
-            st.info(f"**{run.mode}** is not applicable here: {first}")
+            st.info(f"**{plain(run.mode)}** is not applicable here: {plain(first)}")
         elif run.status == "error":
-            st.error(f"**{run.mode}** failed: {first}")
+            st.error(f"**{plain(run.mode)}** failed: {plain(first)}")
             if run.error and "\n" in run.error.strip():
-                with st.expander(f"{run.mode}: details"):
+                with st.expander(f"{plain(run.mode)}: details"):
                     st.code(run.error, language="text")
 
 
@@ -68,12 +69,13 @@ def show_timeline(session: Session, settings: ChartSettings, key: str) -> None:
 def show_kernel_code(run: ModeRun, name: str) -> None:
     source = find_source(run.kernel_sources, name)
     if source:
-        st.markdown(f"**Generated source of `{name}`** ({run.mode})")
+        st.markdown(f"**Generated source of {plain(name)}** ({plain(run.mode)})")
         st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True, height=420)
     elif run.mode == "eager" or not name.startswith(("triton_", "cpp_")):
-        st.info(f"`{name}` ({run.mode}) is a library kernel PyTorch ships; Inductor generated no source for it.")
+        st.info(f"{plain(name)} ({plain(run.mode)}) is a library kernel PyTorch ships; Inductor generated no source "
+                "for it.")
     else:
-        st.info(f"The generated source of `{name}` was not captured in this session.")
+        st.info(f"The generated source of {plain(name)} was not captured in this session.")
 
 
 def mode_picker(session: Session, label: str, key: str, *, compiled_only: bool = False) -> ModeRun | None:
@@ -99,7 +101,7 @@ def show_kernel_table(session: Session, key: str) -> None:
     if rows:
         show_kernel_code(run, str(table.name.iloc[rows[0]]))
     if run.output_code:
-        with st.expander(f"Whole generated module(s) of {run.mode} ({len(run.output_code)})"):
+        with st.expander(f"Whole generated module(s) of {plain(run.mode)} ({len(run.output_code)})"):
             st.code("\n\n".join(run.output_code), language="python", line_numbers=True, height=600)
 
 
@@ -118,9 +120,9 @@ def _counts(run: ModeRun) -> str:
     """"**mode**: 54 kernels per iteration (and 1 memory operation)", worded for the run's window."""
     summary = run.summary
     if summary is None:
-        return f"**{run.mode}**"
+        return f"**{plain(run.mode)}**"
     memory = summary.memory_ops_per_iteration
-    return (f"**{run.mode}**: {summary.kernels_per_iteration:g} kernels {per_iteration(summary)}"
+    return (f"**{plain(run.mode)}**: {summary.kernels_per_iteration:g} kernels {per_iteration(summary)}"
             + (f" (and {memory:g} memory operation{'' if memory == 1 else 's'}, not kernels)" if memory else ""))
 
 
@@ -133,5 +135,5 @@ def show_downloads(session: Session, key: str) -> None:
     for col, run in zip(cols[1:], session.runs, strict=True):
         trace = run.chrome_trace() if run.ok else None
         if trace:
-            col.download_button(f"{run.mode} trace (Perfetto)", trace, file_name=f"{name}-{run.mode}.trace.json",
+            col.download_button(f"{plain(run.mode)} trace (Perfetto)", trace, file_name=f"{name}-{run.mode}.trace.json",
                                 mime="application/json", key=f"{key}_trace_{run.mode}")

@@ -16,6 +16,7 @@ from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
 from ui import sections
+from ui.text import plain
 
 # The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
 # tests/e2e): tall enough to read from the back of a room, short enough that nothing lies below the fold.
@@ -50,7 +51,7 @@ def show_view(session: Session, view: str, settings: ChartSettings, key: str, *,
     sentence instead where the session cannot show the view."""
     problem = view_problem(session, view, mode)
     if problem:
-        st.info(problem[0].upper() + problem[1:] + ".")
+        st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
     caption_line(scene_caption(caption, view, session, mode))
     fig = view_figure(session, view, settings, mode=mode, zoom=zoom, seconds=seconds)
@@ -114,7 +115,7 @@ def navigation(talk: Talk, at: int) -> None:
     back.button("◀ back", key="story_back", on_click=_step, args=(len(talk.scenes), -1), disabled=at == 0,
                 shortcut="Left", width="stretch")
     scene = talk.scenes[at]
-    title.markdown(f"### {at + 1} / {len(talk.scenes)} · {scene.title or talk.title}")
+    title.markdown(f"### {at + 1} / {len(talk.scenes)} · {plain(scene.title or talk.title)}")
     ahead.button("next ▶", key="story_next", on_click=_step, args=(len(talk.scenes), 1),
                  disabled=at == len(talk.scenes) - 1, shortcut="Right", width="stretch")
     st.html(CLICKER_JS, unsafe_allow_javascript=True)
@@ -124,7 +125,7 @@ def scene_list(talk: Talk) -> None:
     """Every scene by title, to jump to one while rehearsing."""
     st.session_state.setdefault("story_pick", st.session_state.get("story_index", 0))
     st.radio("Scenes", range(len(talk.scenes)), key="story_pick",
-             format_func=lambda i: f"{i + 1}. {talk.scenes[i].title or talk.scenes[i].view}",
+             format_func=lambda i: f"{i + 1}. {plain(talk.scenes[i].title or talk.scenes[i].view)}",
              on_change=lambda: st.session_state.update(story_index=st.session_state["story_pick"]))
 
 

@@ -173,9 +173,29 @@ def short_name(name: str) -> str:
     text = text.split("(", 1)[0]
     base, _, template = text.partition("<")
     base = base.split("::")[-1]
-    functor = re.findall(r"([A-Z][A-Za-z0-9]*(?:Functor|Kernel|Impl|Op)\w*)", template)
-    label = f"{base}<{functor[0]}>" if functor else base
+    functor = _functor(template)
+    label = f"{base}<{functor}>" if functor else base
     return label if len(label) <= 60 else label[:57] + "..."
+
+
+_WORD = re.compile(r"\w+")
+_FUNCTOR_WORDS = ("Functor", "Kernel", "Impl", "Op")
+
+
+def _functor(template: str) -> str:
+    """The first functor-like name in template arguments (`CUDAFunctor_add`, `MulFunctor`): from a capital
+    to the end of its word, where a later part of the word is one of _FUNCTOR_WORDS. One pass over the text:
+    a regex with the same meaning backtracks quadratically on a long word with no such part."""
+    for word in _WORD.finditer(template):
+        text = word.group()
+        offset = 0
+        for part in text.split("_"):
+            last = max(part.rfind(w) for w in _FUNCTOR_WORDS)
+            first_capital = next((i for i, c in enumerate(part) if "A" <= c <= "Z"), -1)
+            if 0 <= first_capital < last:
+                return text[offset + first_capital:]
+            offset += len(part) + 1
+    return ""
 
 
 @lru_cache(maxsize=1)
@@ -183,6 +203,12 @@ def aten_vocabulary() -> frozenset[str]:
     """ATen op names (aten_ops.txt, generated from torch by scripts/make_aten_vocabulary.py)."""
     path = Path(__file__).parent / "aten_ops.txt"
     return frozenset(line.strip() for line in path.read_text().splitlines() if line.strip())
+
+
+@lru_cache(maxsize=1)
+def _longest_op_words() -> int:
+    """The most `_`-separated words in one ATen op name: no candidate longer than this can match."""
+    return max(len(op.split("_")) for op in aten_vocabulary())
 
 
 @lru_cache(maxsize=4096)
@@ -197,14 +223,15 @@ def fused_ops_from_name(name: str) -> tuple[str, ...]:
     if not match:
         return ()
     body = _TRAILING_INDEX.sub("", name[match.end():])
-    vocabulary = aten_vocabulary()
+    vocabulary, longest = aten_vocabulary(), _longest_op_words()
     words = body.split("_")
     ops: list[str] = []
     i = 0
     while i < len(words):
         lead = "_" if words[i] == "" else ""
         start = i + 1 if lead else i
-        for j in range(len(words), start, -1):
+        # candidates of at most `longest` words: linear in the name's length, however long the name
+        for j in range(min(len(words), start + longest), start, -1):
             candidate = lead + "_".join(words[start:j])
             if candidate in vocabulary:
                 ops.append(candidate)

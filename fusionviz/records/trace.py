@@ -285,7 +285,7 @@ class _Checks:
         return TraceError(f"event {index}{label} {message}")
 
     def time(self, value: Any, field: str, index: int, name: str) -> float:
-        if type(value) not in (int, float) or not math.isfinite(value) or abs(value) > MAX_TIME_US:
+        if type(value) not in (int, float) or abs(value) > MAX_TIME_US or not math.isfinite(value):
             shown = _clip(repr(value))
             raise self.fail(index, name, f"has {field} {shown}: not a finite number of µs within ±1e18")
         return float(value)
@@ -386,10 +386,11 @@ def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Cou
         try:
             r = decode(encoded)
         except odd:
-            _add_dict_event(trace_json.value(encoded), index, events, other, checks)
+            _add_dict_event(_value(encoded, index), index, events, other, checks)
             continue
-        except RecursionError:
-            raise TraceError(f"event {index} nests deeper than any trace event does") from None
+        except (RecursionError, UnicodeDecodeError):
+            _value(encoded, index)  # raises the TraceError that says which
+            raise TraceError(f"event {index} cannot be read as JSON") from None
         if r.ph != "X":
             continue
         cat = r.cat
@@ -420,6 +421,17 @@ def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Cou
     return events, other
 
 
+def _value(encoded: Any, index: int) -> Any:
+    """An event left encoded, as plain JSON values; a TraceError when its bytes are no JSON text."""
+    assert trace_json is not None
+    try:
+        return trace_json.value(encoded)
+    except RecursionError:
+        raise TraceError(f"event {index} nests deeper than any trace event does") from None
+    except (UnicodeDecodeError, trace_json.DecodeError):
+        raise TraceError(f"event {index} holds bytes that are not UTF-8 JSON text") from None
+
+
 def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
              iterations: IterationChoice) -> _Windows:
     """The iterations: the ProfilerSteps; without them the whole trace, or each compiled-region call."""
@@ -437,6 +449,8 @@ def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
     if steps:
         return _Windows(steps, "steps")
     everything = host + device
+    if not everything:
+        raise TraceError("this trace holds ProfilerStep markers and nothing else: no op, launch or kernel events")
     start = min(e.ts for e in everything)
     whole = _Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, None)
     return _Windows([whole], "trace")

@@ -1,0 +1,35 @@
+"""Synthetic torch.profiler traces of any size, shaped like a real GPU capture: ProfilerSteps, each with an
+ATen op that launches kernels through the CUDA runtime, linked by correlation ids. For caps, fuzzing and
+scale tests, where a recorded trace of the needed size would not fit in the repository."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+
+def gpu_trace(steps: int, kernels_per_step: int = 3, name: str = "triton_poi_fused_add_mul_0") -> dict[str, Any]:
+    """`steps` ProfilerSteps of 100 µs, each launching `kernels_per_step` kernels; 2 + 3 × kernels events a step."""
+    events: list[dict[str, Any]] = []
+    corr = 0
+    for s in range(steps):
+        t0 = s * 100.0
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "ts": t0, "dur": 90.0,
+                       "pid": 1, "tid": 1})
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": t0 + 1, "dur": 80.0, "pid": 1,
+                       "tid": 1, "args": {"External id": s + 1, "Input Dims": [[8, 8], [8, 8]]}})
+        for k in range(kernels_per_step):
+            corr += 1
+            launch = t0 + 2 + k * 20
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": launch, "dur": 5.0,
+                           "pid": 1, "tid": 1, "args": {"correlation": corr, "External id": s + 1}})
+            events.append({"ph": "X", "cat": "kernel", "name": name, "ts": launch + 6, "dur": 10.0, "pid": 0,
+                           "tid": 7, "args": {"correlation": corr, "External id": s + 1, "stream": 7,
+                                              "grid": [1, 1, 1], "block": [128, 1, 1]}})
+    return {"schemaVersion": 1, "traceEvents": events}
+
+
+def encoded(trace: dict[str, Any], *, gz: bool = True) -> bytes:
+    raw = json.dumps(trace).encode()
+    return gzip.compress(raw, mtime=0) if gz else raw
