@@ -82,17 +82,22 @@ def measure_widgets() -> tuple[RunConfig, bool]:
     return config, clicked
 
 
-def run(config: RunConfig) -> None:
-    """Run `config` (or take it from the cache) and make it the session on screen."""
+def run(config: RunConfig) -> backend.Finished | None:
+    """Run `config` in its device's queue (or take it from the cache) and make it the session on screen."""
     key = state.result_key("session", config)
     if key not in state.results():
         for note in warnings_for(config):
             st.warning(note)
-    took = backend.run_cached(key, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
-                              "The run did not start",
-                              lambda progress: run_session(config, progress, worker=backend.shared_worker()))
-    if took:
-        state.show("lab", key, took)
+    return shown_when_done(backend.run_cached(
+        "lab", key, config.device, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
+        "The run did not start", lambda worker, progress: run_session(config, progress, worker=worker)))
+
+
+def shown_when_done(finished: backend.Finished | None) -> backend.Finished | None:
+    """Put a run that finished for this user on their screen."""
+    if finished:
+        state.show("lab", finished.key, finished.took)
+    return finished
 
 
 grid: Session | None = None  # a crossover grid on screen: its heat map, and one cell of it in every view
@@ -108,9 +113,9 @@ with st.sidebar:
                            "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)})
     config, clicked = measure_widgets()
 
-if clicked:
-    run(config)
-    live = state.results().get(state.shown("lab"))
+finished = run(config) if clicked else shown_when_done(backend.follow("lab"))  # or a run this user waited for
+if finished:
+    live = state.result(state.shown("lab"))
     shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown
 
 if shown is None:

@@ -1,18 +1,15 @@
 """Methodology: the widely copied naive measurement next to fusionviz's, on the same configuration.
 
 The naive loop (no eager warm-up, wall clock, `len(prof.key_averages())` as a kernel count) runs in the
-worker as the "naive" job; the proper measurement is the lab's own run, shared through its cache.
+device's queue as the "naive" job; the proper measurement is the lab's own run, shared through its cache.
 """
 
 from __future__ import annotations
-
-import time
 
 import streamlit as st
 
 from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology_note, methodology_table
 from fusionviz.charts.methodology import methodology_figure
-from fusionviz.errors import FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.client import run_naive, run_session
 from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
@@ -56,30 +53,21 @@ proper_key, naive_key = state.result_key("session", config), state.result_key("n
 
 
 def measure() -> None:
-    """Both measurements, each cached: the proper one under the lab's key, so the lab reuses it."""
-    store = state.results()
-    started = time.monotonic()
-    with st.status("Measuring…", expanded=True) as box:
-        def progress(stage: str) -> None:
-            box.update(label=f"{stage} · {time.monotonic() - started:.0f} s")
-            box.write(f"{time.monotonic() - started:5.1f} s · {stage}")
-
-        try:
-            if proper_key not in store:
-                store.put(proper_key, run_session(config, progress, worker=backend.shared_worker()))
-            store.put(naive_key, run_naive(config, mode, calls, progress, worker=backend.shared_worker()))
-        except FusionvizError as exc:
-            box.update(label="The measurement failed", state="error")
-            st.error(str(exc))
-            return
-        box.update(label=f"Done in {time.monotonic() - started:.1f} s", state="complete", expanded=False)
+    """Both measurements queued on the device, each cached: the proper one under the lab's key, so the lab
+    reuses it."""
+    backend.submit("m_proper", proper_key, device, "Measuring properly…", "The measurement failed",
+                   lambda worker, progress: run_session(config, progress, worker=worker))
+    backend.submit("m_naive", naive_key, device, "Measuring the naive way…", "The naive measurement failed",
+                   lambda worker, progress: run_naive(config, mode, calls, progress, worker=worker))
 
 
 if st.button("Measure both ways", type="primary", key="m_run"):
     measure()
+for slot in ("m_proper", "m_naive"):  # followed on every run, so a rerun while waiting loses nothing
+    backend.follow(slot)
 
-naive: NaiveResult | None = state.results().get(naive_key)
-proper: Session | None = state.results().get(proper_key)
+naive: NaiveResult | None = state.result(naive_key)
+proper: Session | None = state.result(proper_key)
 if naive is None or proper is None:
     st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, sizes "
             "and mode (a few seconds to half a minute on the CPU).")

@@ -1,7 +1,7 @@
 """Dynamic shapes: run one model over a schedule of changing input sizes under several compile strategies,
 and see what recompiles, what each strategy costs per call, and which one pays over the schedule.
 
-The sweep runs in the shared worker (fusionviz.measure.client.run_sweep_session); finished sweeps are
+The sweep runs in its device's queue (fusionviz.measure.client.run_sweep_session); complete sweeps are
 cached in the shared results store under their configuration and request; the views are in ui.sweep_view.
 Nothing runs until Run is pressed.
 """
@@ -77,20 +77,19 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
     return config, request, clicked
 
 
-def run(config: RunConfig, request: SweepRequest) -> None:
-    """Run the sweep (or take it from the cache) and make it the one on screen."""
-    key = state.result_key("sweep", config, request)
-    took = backend.run_cached(key, f"Sweeping {config.model} over {request.dimension}…", "The sweep did not run",
-                              lambda progress: run_sweep_session(config, request, progress,
-                                                                 worker=backend.shared_worker()))
-    if took:
-        state.show("sweep", key, took)
-        sweep_view.show_live()
+def run(config: RunConfig, request: SweepRequest) -> backend.Finished | None:
+    """Run the sweep in its device's queue (or take it from the cache)."""
+    return backend.run_cached(
+        "sweep", state.result_key("sweep", config, request), config.device,
+        f"Sweeping {config.model} over {request.dimension}…", "The sweep did not run",
+        lambda worker, progress: run_sweep_session(config, request, progress, worker=worker))
 
 
 config, request, clicked = sidebar()
-if clicked:
-    run(config, request)
+finished = run(config, request) if clicked else backend.follow("sweep")  # or a run this user waited for
+if finished:
+    state.show("sweep", finished.key, finished.took)
+    sweep_view.show_live()
 
 shown, what = sweep_view.choose()
 if shown is None:

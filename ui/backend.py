@@ -1,40 +1,47 @@
-"""Cached calls into the backend: the shared worker, its devices, runs under a progress box, and opening
-files from sessions/ or uploads."""
+"""Cached calls into the backend: the device queues, the devices, runs followed in a progress box, and
+opening files from sessions/ or uploads."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
 from fusionviz.measure.client import list_devices
 from fusionviz.measure.protocol import Device, Progress
+from fusionviz.measure.queue import DeviceQueues, Job, Ticket
 from fusionviz.measure.worker import Worker
 from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Talk, load_talk, parse_talk
+from fusionviz.records.trace import IterationChoice
 from fusionviz.records.trace_pair import trace_pair
 from ui import state
 
 ROOT = Path(__file__).resolve().parent.parent
 TALKS_DIR = ROOT / "talks"
 DEFAULT_TALK = TALKS_DIR / "fusion_story.toml"
+POLL_S = 0.3  # how often a waiting page looks at its ticket
 
 
 @st.cache_resource(show_spinner=False)
-def shared_worker() -> Worker:
-    """One worker process for the whole app: it keeps torch imported, and it runs one job at a time."""
-    return Worker()
+def queues() -> DeviceQueues:
+    """One line and one worker process per device for the whole app process: runs on one device never overlap,
+    a CPU run never waits for a GPU run, and identical requests in flight share one run."""
+    return DeviceQueues()
 
 
 @st.cache_resource(show_spinner="Looking for devices (starting the worker)…")
 def _devices() -> list[Device]:
-    return list_devices(shared_worker())
+    """Asked of the CPU's worker, which the CPU's runs then reuse (its torch already imported)."""
+    ticket = queues().submit("devices", "cpu", lambda worker, _progress: list_devices(worker))
+    ticket.wait()
+    return ticket.result()
 
 
 def devices_or_cpu() -> list[Device]:
@@ -46,28 +53,119 @@ def devices_or_cpu() -> list[Device]:
         return [Device("cpu", "CPU")]
 
 
-def run_cached(key: str, label: str, failed: str, job: Callable[[Progress], Any]) -> str | None:
-    """Run `job` (given a progress callback) under a status box that shows each stage and the elapsed time,
-    unless `key` is in the results store. Returns how it went ("measured in 3.1 s", "answered from the
-    cache in 0.01 s"), or None when the backend refused or failed (the error is shown, not raised)."""
-    store = state.results()
-    started = time.monotonic()
-    if key in store:
-        return f"answered from the cache in {time.monotonic() - started:.2f} s"
-    with st.status(label, expanded=True) as box:
-        def progress(stage: str) -> None:
-            elapsed = time.monotonic() - started
-            box.update(label=f"{stage} · {elapsed:.0f} s")
-            box.write(f"{elapsed:5.1f} s · {stage}")
+@dataclass(frozen=True)
+class Pending:
+    """A run this user waits for, and what its status box says."""
 
+    ticket: Ticket[Any]
+    label: str
+    failed: str
+
+
+class Finished(NamedTuple):
+    """A run that finished for this user: its result key, and how it was obtained ("measured in 3.1 s")."""
+
+    key: str
+    took: str
+
+
+def shared_when_complete(key: str, job: Job[Any], store: state.ResultsStore) -> Job[Any]:
+    """`job`, putting its result into the shared `store` the moment it finishes complete (in the queue's thread,
+    so it is kept even when the user who asked has left)."""
+    def run(worker: Worker, progress: Progress) -> Any:
+        value = job(worker, progress)
+        if state.complete(value):
+            store.put(key, value)
+        return value
+    return run
+
+
+def submit(slot: str, key: str, device: str, label: str, failed: str, job: Job[Any]) -> None:
+    """Queue `job` on `device` for this user's `slot` (a page, or a part of one), unless the shared store
+    holds `key` or this slot already waits for it; a different run the slot waited for is let go."""
+    pending: Pending | None = st.session_state.get(f"pending_{slot}")
+    if pending is not None and pending.ticket.key == key and not pending.ticket.finished:
+        return
+    if pending is not None:
+        queues().cancel(pending.ticket)
+        del st.session_state[f"pending_{slot}"]
+    store = state.results()
+    if key in store:
+        return
+    ticket = queues().submit(key, device, shared_when_complete(key, job, store))
+    st.session_state[f"pending_{slot}"] = Pending(ticket, label, failed)
+
+
+def run_cached(slot: str, key: str, device: str, label: str, failed: str, job: Job[Any]) -> Finished | None:
+    """The shared result of `key` at once, or `job` queued on `device` and followed (`follow`)."""
+    started = time.monotonic()
+    if key in state.results():
+        return Finished(key, f"answered from the cache in {time.monotonic() - started:.2f} s")
+    submit(slot, key, device, label, failed, job)
+    return follow(slot)
+
+
+def _cancel(slot: str) -> None:
+    """The Cancel button's callback: let go of the slot's run (it stops if nobody else waits for it)."""
+    pending: Pending | None = st.session_state.pop(f"pending_{slot}", None)
+    if pending is not None:
+        queues().cancel(pending.ticket)
+        st.toast("Run cancelled")
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _waiting_label(ticket: Ticket[Any]) -> str:
+    """Where the run stands: its place in line, or its latest stage, with the seconds it has spent there."""
+    now, position = time.monotonic(), ticket.position()
+    if position:
+        return f"{_ordinal(position)} in line for {ticket.device} · {now - ticket.submitted:.0f} s"
+    return f"{ticket.stage or 'starting'} · {now - (ticket.started or now):.0f} s"
+
+
+def follow(slot: str) -> Finished | None:
+    """Wait for this user's run in `slot` under a status box showing its place in line, then each stage with
+    the elapsed time, and a Cancel button. A rerun (the Cancel click, any widget) interrupts the wait; the page
+    calls this again on its next run, so the run is followed again, not lost. Returns the finished run (an
+    incomplete one is kept for this user alone), or None when nothing waits, it was cancelled or it failed
+    (the error is shown)."""
+    pending: Pending | None = st.session_state.get(f"pending_{slot}")
+    if pending is None:
+        return None
+    ticket = pending.ticket
+    with st.status(pending.label, expanded=True) as box:
+        button = st.empty()
+        button.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
+        label, stage = "", ""
+        while not ticket.wait(POLL_S):
+            if _waiting_label(ticket) != label:
+                label = _waiting_label(ticket)
+                box.update(label=label)
+            if ticket.stage != stage and ticket.started is not None:
+                stage = ticket.stage
+                box.write(f"{time.monotonic() - ticket.started:5.1f} s · {stage}")
+        button.empty()
+        del st.session_state[f"pending_{slot}"]
         try:
-            store.put(key, job(progress))
+            value = ticket.result()
         except FusionvizError as exc:
-            box.update(label=failed, state="error")
+            box.update(label=pending.failed, state="error")
             st.error(str(exc))
             return None
-        box.update(label=f"Done in {time.monotonic() - started:.1f} s", state="complete", expanded=False)
-    return f"measured in {time.monotonic() - started:.1f} s"
+        assert ticket.started is not None and ticket.ended is not None
+        queued = ticket.started - ticket.submitted
+        took = f"measured in {ticket.ended - ticket.started:.1f} s" + (
+            f", after {queued:.0f} s in line" if queued >= 1 else "")
+        if state.complete(value):
+            state.forget_own(ticket.key)
+            box.update(label=f"Done in {ticket.ended - ticket.started:.1f} s", state="complete", expanded=False)
+        else:
+            state.keep_own(ticket.key, value)
+            box.update(label="Finished, but part of it failed: shown to you only; run again to retry",
+                       state="error", expanded=False)
+    return Finished(ticket.key, took)
 
 
 def own_models_allowed() -> bool:
@@ -89,12 +187,25 @@ def recorded_files() -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
 
 
+def open_bytes(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
+    """The file as a Session (`iterations` as in `parse_trace`), opened once per content and name; raises
+    the file's FusionvizError, which is kept as well (`_opened`)."""
+    opened = _opened(raw, name, iterations)
+    if isinstance(opened, FusionvizError):
+        raise opened
+    return opened
+
+
 @st.cache_resource(show_spinner="Opening…", max_entries=32)
-def open_bytes(raw: bytes, name: str) -> Session:
-    """The file as a Session, one shared object per content: `cache_data` would hand out a fresh copy on
-    every rerun, and the timeline's figure cache, keyed by the session it draws, would never hit. Sessions
-    are not changed after they are opened."""
-    return open_file(raw, name)
+def _opened(raw: bytes, name: str, iterations: IterationChoice) -> Session | FusionvizError:
+    """One shared object per content: `cache_data` would hand out a fresh copy on every rerun, and the
+    timeline's figure cache, keyed by the session it draws, would never hit (sessions are not changed after
+    they are opened). A refusal is kept too, so a file over a cap costs its cap's work once, not on every
+    click of every widget."""
+    try:
+        return open_file(raw, name, iterations)
+    except FusionvizError as exc:
+        return exc
 
 
 @st.cache_resource(show_spinner="Opening the pair of traces…", max_entries=8)

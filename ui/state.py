@@ -1,9 +1,11 @@
 """The app's state in one place: one key function for results, a bounded store of finished runs shared by
 every browser session (a configuration that already ran answers at once), and typed accessors for what
-each user's own session keeps (what is on screen, the presentation toggle).
+each user's own session keeps (what is on screen, the presentation toggle, their own runs that failed).
 
-Uploads and what a user looks at stay in that user's `st.session_state`; only results of configurations,
-which are the same for everyone, are shared.
+Uploads and what a user looks at stay in that user's `st.session_state`; only complete results of
+configurations, which are the same for everyone, are shared. A run that failed in part (a crashed, timed-out
+or out-of-memory mode, a failed timing process or sweep strategy) is a fault of that run, not an answer for
+its configuration: its user sees it, nobody else does, and the next request runs again.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from fusionviz.records.session import Session
+
 Page = Literal["lab", "methodology", "sweep"]
 RESULTS_KEPT = 32  # finished runs kept across all browser sessions; the oldest goes first
+OWN_KEPT = 4  # a user's own incomplete runs kept for them alone; the oldest goes first
 
 
 def result_key(kind: str, *parts: Any) -> str:
@@ -66,6 +71,37 @@ class ResultsStore:
 def results() -> ResultsStore:
     """Finished runs by `result_key`, shared by every browser session of this app process."""
     return ResultsStore()
+
+
+def complete(value: Any) -> bool:
+    """Whether a result may be shared: no mode, timing process or sweep strategy of it failed."""
+    if not isinstance(value, Session):
+        return True
+    return (all(run.status != "error" for run in value.runs)
+            and (value.timing is None or all(p.error is None for p in value.timing.processes))
+            and (value.sweep is None or all(s.status != "error" for s in value.sweep.strategies)))
+
+
+def keep_own(key: str, value: Any) -> None:
+    """Keep an incomplete result for this user alone (never in the shared store)."""
+    own: OrderedDict[str, Any] = st.session_state.setdefault("own_results", OrderedDict())
+    own[key] = value
+    own.move_to_end(key)
+    while len(own) > OWN_KEPT:
+        own.popitem(last=False)
+
+
+def forget_own(key: str) -> None:
+    """Drop this user's incomplete result of `key` (a complete one is shared now)."""
+    st.session_state.get("own_results", {}).pop(key, None)
+
+
+def result(key: str | None) -> Any:
+    """The result of `key` this user may see: the shared one, else their own incomplete run; None if neither."""
+    if key is None:
+        return None
+    shared = results().get(key)
+    return shared if shared is not None else st.session_state.get("own_results", {}).get(key)
 
 
 def presentation() -> bool:

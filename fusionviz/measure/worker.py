@@ -8,13 +8,17 @@ the torch import and CUDA start-up every time (10-20 s on the GPU machine).
 Framing: one job (`protocol.encode_job`) per line on the worker's stdin; the worker answers with JSON
 lines on a private copy of its stdout (`progress` lines, then one `result` holding the job's reply, or
 one `error`). Whatever torch or the
-user's model prints goes to the worker's stderr, which is kept in a log file whose tail is attached to
-crash reports.
+user's model prints goes to the worker's stderr, which is kept in an unnamed temporary file (it vanishes with
+the last process holding it, however either ends) whose tail is attached to crash reports.
+
+A request made inside `abort_on(event)` stops soon after the event is set: its worker is stopped and
+`Cancelled` raised, so a cancelled run frees its device at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import selectors
@@ -24,11 +28,39 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from fusionviz.errors import WorkerError
+from fusionviz.errors import FusionvizError, WorkerError
 from fusionviz.measure.protocol import Job, Progress, encode_job
+
+LOG_TAIL_BYTES = 64 * 1024  # read back for a crash report: far more than its last lines need
+POLL_S = 0.25  # how often a waiting request looks at its abort event
+
+_abort: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("fusionviz_abort", default=None)
+
+
+class Cancelled(FusionvizError):
+    """The run was cancelled while it waited or ran. Not a WorkerError, so it ends the whole run instead of
+    being kept as one mode's failure."""
+
+
+@contextlib.contextmanager
+def abort_on(event: threading.Event) -> Iterator[None]:
+    """Make this thread's requests, on any worker, stop their worker and raise `Cancelled` once `event` is set
+    (checked every POLL_S), so that a cancelled run also stops the timing and cold-compile workers it started."""
+    token = _abort.set(event)
+    try:
+        yield
+    finally:
+        _abort.reset(token)
+
+
+def _check_abort() -> None:
+    event = _abort.get()
+    if event is not None and event.is_set():
+        raise Cancelled("the run was cancelled")
 
 
 class Worker:
@@ -57,8 +89,15 @@ class Worker:
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
 
+    @property
+    def pid(self) -> int | None:
+        """The worker process's id while it runs (its process group's too), for diagnostics and fault tests."""
+        return self._proc.pid if self.alive and self._proc is not None else None
+
     def _start(self) -> subprocess.Popen[bytes]:
-        self._log = tempfile.NamedTemporaryFile(prefix="fusionviz-worker-", suffix=".log", delete=False)  # noqa: SIM115
+        self.close()  # what is left of a process that died while idle: its pipes and log
+        # Unnamed: no file is left behind however the worker or this process ends.
+        self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
         pinned = {"FUSIONVIZ_CPUS": ",".join(map(str, sorted(self._cpus)))} if self._cpus else {}
         env = {**os.environ, **self._env, **pinned, "PYTHONUNBUFFERED": "1",
                # Inductor's C++ kernels show in the profiler only when this is set before they compile.
@@ -74,8 +113,9 @@ class Worker:
 
     def request(self, job: Job, progress: Progress | None = None, timeout_s: float = 900.0) -> dict[str, Any]:
         """Send one job and wait for its reply (as JSON values); raises WorkerError on failure, crash or
-        timeout. `client` turns the reply into its dataclass."""
+        timeout, `Cancelled` inside a set `abort_on`. `client` turns the reply into its dataclass."""
         with self._lock:
+            _check_abort()
             proc = self._proc
             if proc is None or proc.poll() is not None:
                 proc = self._start()
@@ -85,27 +125,38 @@ class Worker:
                 proc.stdin.flush()
             except BrokenPipeError:
                 raise self._crashed("the worker could not take the job") from None
-            deadline = time.monotonic() + timeout_s
-            while True:
-                line = self._read_line(proc, deadline)
-                if line is None:
-                    self.close()
-                    raise WorkerError(
-                        f"the run took longer than its limit of {timeout_s:.0f} s and was stopped; "
-                        "choose smaller sizes, fewer modes, or raise the time limit", "timeout")
-                if line == b"":
-                    raise self._crashed("the worker process died during the run")
-                message = json.loads(line)
-                if message["type"] == "progress":
-                    if progress:
-                        progress(message["stage"])
-                elif message["type"] == "result":
-                    reply: dict[str, Any] = message["reply"]
-                    return reply
-                else:
-                    if message.get("kind") == "oom":
-                        self.close()  # a fresh process gives the device's memory back for the next job
-                    raise WorkerError(message["error"], message.get("kind", "error"))
+            try:
+                return self._reply(proc, progress, time.monotonic() + timeout_s, timeout_s)
+            except WorkerError:
+                raise  # the worker is closed where that is needed
+            except BaseException:
+                # Cancelled, or the progress callback raised (e.g. a Streamlit rerun): the reply would be left
+                # unread for the next job to mistake for its own.
+                self.close()
+                raise
+
+    def _reply(self, proc: subprocess.Popen[bytes], progress: Progress | None, deadline: float,
+               timeout_s: float) -> dict[str, Any]:
+        while True:
+            line = self._read_line(proc, deadline)
+            if line is None:
+                self.close()
+                raise WorkerError(
+                    f"the run took longer than its limit of {timeout_s:.0f} s and was stopped; "
+                    "choose smaller sizes, fewer modes, or raise the time limit", "timeout")
+            if line == b"":
+                raise self._crashed("the worker process died during the run")
+            message = json.loads(line)
+            if message["type"] == "progress":
+                if progress:
+                    progress(message["stage"])
+            elif message["type"] == "result":
+                reply: dict[str, Any] = message["reply"]
+                return reply
+            else:
+                if message.get("kind") == "oom":
+                    self.close()  # a fresh process gives the device's memory back for the next job
+                raise WorkerError(message["error"], message.get("kind", "error"))
 
     def _read_line(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes | None:
         """The next line; b"" at end of stream; None at the deadline."""
@@ -114,10 +165,11 @@ class Worker:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
+                _check_abort()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
-                if not sel.select(timeout=min(remaining, 1.0)):
+                if not sel.select(timeout=min(remaining, POLL_S)):
                     continue
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
@@ -134,11 +186,15 @@ class Worker:
         return WorkerError(f"{what}{detail}; its last output:\n{tail}" if tail else f"{what}{detail}", "crash")
 
     def log_tail(self, lines: int = 15) -> str:
+        """The last lines the worker wrote to stderr; read at an offset, so the file position it shares with
+        the worker (if alive) is left alone."""
         if not self._log:
             return ""
         try:
-            text = Path(self._log.name).read_text(errors="replace")
-        except OSError:
+            fd = self._log.fileno()
+            size = os.fstat(fd).st_size
+            text = os.pread(fd, min(size, LOG_TAIL_BYTES), max(0, size - LOG_TAIL_BYTES)).decode(errors="replace")
+        except (OSError, ValueError):
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -155,7 +211,6 @@ class Worker:
             self._proc = None
         if self._log is not None:
             self._log.close()
-            Path(self._log.name).unlink(missing_ok=True)
             self._log = None
 
     def __enter__(self) -> Worker:

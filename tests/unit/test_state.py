@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from fusionviz.records.config import RunConfig
-from ui.state import ResultsStore, result_key
+from fusionviz.records.session import ModeRun, StrategyRun, Sweep, TimingProcess
+from tests.unit.factories import k, run, session
+from ui.state import ResultsStore, complete, result_key
 
 
 def test_result_key_is_stable_and_tells_configurations_apart() -> None:
@@ -21,3 +25,20 @@ def test_results_store_keeps_the_most_recently_used() -> None:
     store.put("c", 3)
     assert "b" not in store and [k for k, _ in store.items()] == ["a", "c"]
     assert store.get(None) is None and store.pop("a") == 1 and "a" not in store
+
+
+def test_only_a_result_with_nothing_failed_is_complete_enough_to_share() -> None:
+    eager, default = run("eager", [k("mm", 0, 10)]), run("default", [k("triton_fused", 0, 5)])
+    ok = session(eager, default, ms={"eager": [[2.0, 2.1]], "default": [[1.0, 1.1]]})
+    assert complete(ok) and complete(None) and complete(RunConfig())  # only sessions can hold failures
+    crashed = dataclasses.replace(ok, runs=[eager, ModeRun(mode="default", status="error", error="died")])
+    assert not complete(crashed)
+    not_applicable = dataclasses.replace(ok, runs=[eager, ModeRun(mode="cudagraphs", status="not_applicable")])
+    assert complete(not_applicable)  # a property of the configuration, the same for everyone
+    assert ok.timing is not None
+    timing_failed = dataclasses.replace(ok, timing=dataclasses.replace(
+        ok.timing, processes=[*ok.timing.processes, TimingProcess(index=1, error="timed out")]))
+    assert not complete(timing_failed)
+    sweep = Sweep(dimension="batch", schedule=[8],
+                  strategies=[StrategyRun(strategy="static"), StrategyRun(strategy="dynamic", status="error")])
+    assert not complete(dataclasses.replace(ok, runs=[], timing=None, sweep=sweep))

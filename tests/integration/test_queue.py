@@ -1,0 +1,193 @@
+"""The device queues with real workers and real CPU compiles: faults injected (a worker killed mid-compile, a
+run cancelled mid-compile, a timeout) are shown to their user, never shared, and a retry runs again; four
+lab sessions at once each get the result a solo run gives, and runs on the CPU never overlap."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit import config as st_config
+from streamlit.testing.v1 import AppTest
+
+from fusionviz.measure.client import list_devices, run_session
+from fusionviz.measure.protocol import Progress
+from fusionviz.measure.queue import DeviceQueues, Ticket
+from fusionviz.measure.worker import Worker
+from fusionviz.records.config import RunConfig, default_threads
+from fusionviz.records.session import Session
+from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
+from ui import backend, state
+
+SMALL = RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3, processes=1,
+                  threads=default_threads())
+TIMELINE = "Kernel timeline: one steady iteration per mode"
+
+
+@pytest.fixture
+def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This process's temporary files go to a folder of the test's own (others on the machine use /tmp too)."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+@pytest.fixture
+def queues() -> Iterator[DeviceQueues]:
+    q = DeviceQueues()
+    yield q
+    q.close()
+
+
+def session_job(config: RunConfig) -> Callable[[Worker, Progress], Session]:
+    return lambda worker, progress: run_session(config, progress, worker=worker)
+
+
+def until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def compiling(ticket: Ticket[Session]) -> bool:
+    return ticket.stage == "default: compiling" or ticket.finished
+
+
+def never_overlap(spans: list[tuple[float, float]]) -> bool:
+    ordered = sorted(spans)
+    return all(end <= next_start for (_, end), (next_start, _) in itertools.pairwise(ordered))
+
+
+def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, own_tempdir: Path) -> None:
+    store = state.ResultsStore()
+    key = state.result_key("session", SMALL)
+
+    ticket = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), store))
+    until(lambda: compiling(ticket))
+    asked = time.monotonic()
+    queues.cancel(ticket)
+    assert ticket.wait(10) and ticket.state == "cancelled" and ticket.error == "the run was cancelled"
+    stopped_s = time.monotonic() - asked
+    assert stopped_s < 5 and queues.worker_pid("cpu") is None and key not in store  # the worker was stopped
+
+    hurried = replace(SMALL, timeout_s=1.0, cold_compile=True)
+    hurried_key = state.result_key("session", hurried)
+    timed_out = queues.submit(hurried_key, "cpu",
+                              backend.shared_when_complete(hurried_key, session_job(hurried), store))
+    assert timed_out.wait(TIMEOUT) and timed_out.state == "done"
+    session = timed_out.result()
+    assert [r.status for r in session.runs] == ["error", "error"]
+    assert all("longer than its limit of 1 s" in (r.error or "") for r in session.runs)
+    assert not state.complete(session) and hurried_key not in store  # a fault, never shared
+
+    retry = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), store))
+    assert retry is not ticket and retry.wait(TIMEOUT) and retry.state == "done"
+    assert state.complete(retry.result()) and store.get(key) is retry.result()
+    assert never_overlap(queues.intervals("cpu")) and len(queues.intervals("cpu")) == 3
+    queues.close()
+    assert os.listdir(own_tempdir) == []  # no worker log, no cold-cache folder left behind
+    print(f"\ncancel stopped the compile in {stopped_s:.2f} s; timeout then retry: "
+          f"{retry.ended - timed_out.started:.1f} s")  # type: ignore[operator]
+
+
+def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> None:
+    config = replace(SMALL, dim=32)
+    key = state.result_key("session", config)
+    state.results().pop(key)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    set_lab(at, config)
+    clicked = threading.Thread(target=lambda: at.sidebar.button(key="run").click().run())
+    clicked.start()
+    queues = backend.queues()
+    until(lambda: (t := queues.running("cpu")) is not None and t.key == key and compiling(t))
+    pid = queues.worker_pid("cpu")
+    assert pid is not None
+    os.killpg(pid, signal.SIGKILL)
+    clicked.join(TIMEOUT)
+
+    assert not at.exception
+    assert any("default** failed: the worker process died during the run (exit code -9)" in e.value
+               for e in at.error)
+    assert key not in state.results()  # nobody else is served the fault
+    assert at.session_state["shown_lab"] == key  # this user still sees what did run (eager)
+
+    at.sidebar.button(key="run").click().run()
+    no_errors(at)
+    assert any("This run was measured in" in c.value for c in at.caption)
+    session: Session = state.results().get(key)
+    assert session is not None and state.complete(session)
+    assert kernels_per_mode(figures(at)[TIMELINE]) == {
+        r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
+
+
+def set_lab(at: AppTest, config: RunConfig) -> None:
+    """The lab's widgets set to `config` (device CPU), without running."""
+    at.sidebar.selectbox(key="model").set_value(config.model)
+    at.sidebar.select_slider(key="dim").set_value(config.dim)
+    at.sidebar.select_slider(key="batch").set_value(config.batch)
+    at.sidebar.multiselect(key="modes").set_value(list(config.modes[1:]))
+    at.sidebar.slider(key="rounds").set_value(config.rounds)
+    at.sidebar.slider(key="processes").set_value(config.processes)
+
+
+def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # AppTest swaps streamlit's config getter for each run; runs in threads may leave it swapped: restore it after.
+    monkeypatch.setattr(st_config, "get_option", st_config.get_option)
+    configs = [SMALL, SMALL, replace(SMALL, model="mlp"), replace(SMALL, batch=16)]
+    keys = [state.result_key("session", c) for c in configs]
+    for key in keys:
+        state.results().pop(key)
+    sessions = [AppTest.from_file(APP, default_timeout=TIMEOUT).run() for _ in configs]
+    for at, config in zip(sessions, configs, strict=True):
+        no_errors(at)
+        set_lab(at, config)
+    queues = backend.queues()
+    before = len(queues.intervals("cpu"))
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=lambda at=at: at.sidebar.button(key="run").click().run()) for at in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    wall_s = time.monotonic() - started
+
+    spans = queues.intervals("cpu")
+    assert never_overlap(spans)
+    assert len(spans) - before == 3  # the two identical requests shared one run
+    shown = {}
+    for at, key in zip(sessions, keys, strict=True):
+        no_errors(at)
+        assert at.session_state["shown_lab"] == key
+        shown[key] = kernels_per_mode(figures(at)[TIMELINE])
+    with Worker() as worker:
+        solo = {key: run_session(config, worker=worker) for key, config in zip(keys, configs, strict=True)}
+    for key in keys:
+        assert state.complete(solo[key])
+        assert shown[key] == {r.mode: int(r.summary.kernels_per_iteration) for r in solo[key].runs}
+        assert state.results().get(key).config == solo[key].config
+    print(f"\n4 lab sessions (3 distinct configurations) at once: {wall_s:.1f} s; kernels per mode on screen "
+          f"{list(shown.values())} = solo runs; {len(spans)} CPU runs, none overlapping")
+
+
+def test_no_worker_log_is_left_after_a_worker_dies_idle_or_is_closed(own_tempdir: Path) -> None:
+    worker = Worker()
+    worker.start()
+    assert worker.pid is not None
+    os.killpg(worker.pid, signal.SIGKILL)
+    until(lambda: not worker.alive, 30)
+    assert os.listdir(own_tempdir) == []
+    assert [d.device for d in list_devices(worker)][-1] == "cpu"  # restarted on the next request
+    worker.close()
+    assert os.listdir(own_tempdir) == []
