@@ -95,7 +95,7 @@ def show_kernel_table(session: Session, key: str) -> None:
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
     table = kernel_table(run, all_iterations=every)
     event = tables.show(table, f"{key}_table_{run.mode}_{every}", on_select="rerun", selection_mode="single-row")
-    st.download_button("Kernel table (CSV)", table.to_csv(index=False).encode(), file_name=f"kernels-{run.mode}.csv",
+    st.download_button("Kernel table (CSV)", tables.csv_bytes(table), file_name=f"kernels-{run.mode}.csv",
                        mime="text/csv", key=f"{key}_csv_{run.mode}")
     rows = event["selection"]["rows"] if event else []
     if rows:

@@ -18,6 +18,7 @@ from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session, StrategyRun
 from ui import backend, sections, state, tables
+from ui.text import plain
 
 LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
 VIEWS = ["Latency per call", "Steady state", "Cumulative", "Summary", "Kernels"]
@@ -41,7 +42,7 @@ def choose() -> tuple[Session | None, str]:
     if source == RECORDED:
         name = st.selectbox("Recorded sweep", list(recorded), key="s_recorded") if len(recorded) > 1 \
             else next(iter(recorded))
-        return recorded[name], f"**{name}**, a sweep recorded earlier and shipped with fusionviz"
+        return recorded[name], f"**{plain(name)}**, a sweep recorded earlier and shipped with fusionviz"
     upload = st.file_uploader("A sweep session (`python -m fusionviz sweep --out FILE`)", type=["json", "gz"],
                               key="s_file")
     if upload is None:
@@ -49,12 +50,12 @@ def choose() -> tuple[Session | None, str]:
     try:
         session = backend.open_bytes(upload.getvalue(), upload.name)
     except SessionFileError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return None, ""
     if session.sweep is None:
-        st.error(f"{upload.name} holds no shape sweep: open it in the Trace explorer instead.")
+        st.error(f"{plain(upload.name)} holds no shape sweep: open it in the Trace explorer instead.")
         return None, ""
-    return session, f"**{upload.name}**, uploaded"
+    return session, f"**{plain(upload.name)}**, uploaded"
 
 
 def describe(session: Session) -> str:
@@ -63,7 +64,7 @@ def describe(session: Session) -> str:
     assert sweep is not None
     fixed = f" · batch {c.batch}" if sweep.dimension == "seq" else (f" · seq {c.seq}" if c.seq else "")
     shown = ", ".join(map(str, sweep.schedule))
-    return (f"**{c.model}** · dim {c.dim}{fixed} · {c.dtype} · {c.device} · **{sweep.dimension}** over "
+    return (f"**{plain(c.model)}** · dim {c.dim}{fixed} · {c.dtype} · {c.device} · **{sweep.dimension}** over "
             f"{len(sweep.schedule)} calls: {shown}" + (f" · buckets {sweep.buckets}" if sweep.buckets else ""))
 
 
@@ -71,9 +72,10 @@ def show_errors(session: Session) -> None:
     """Strategies that failed, each as a message with its details folded away, never a traceback."""
     for s in session.sweep.strategies if session.sweep else []:
         if s.status == "error":
-            st.error(f"**{s.strategy}** failed: {(s.error or 'no reason given').strip().splitlines()[0]}")
+            st.error(f"**{plain(s.strategy)}** failed: "
+                     f"{plain((s.error or 'no reason given').strip().splitlines()[0])}")
             if s.error and "\n" in s.error.strip():
-                with st.expander(f"{s.strategy}: details"):
+                with st.expander(f"{plain(s.strategy)}: details"):
                     st.code(s.error, language="text")
 
 
@@ -109,8 +111,8 @@ def show_kernels(session: Session) -> None:
         a = pick_strategy(runs, "A", "static", "s_kernels_a")
     with right:
         b = pick_strategy(runs, "B", "dynamic" if a.strategy != "dynamic" else "static", "s_kernels_b")
-    st.markdown(f"One call at **{sweep.dimension} {sweep.kernel_size}**, profiled under **{a.strategy}** (A) "
-                f"and **{b.strategy}** (B):")
+    st.markdown(f"One call at **{sweep.dimension} {sweep.kernel_size}**, profiled under **{plain(a.strategy)}** "
+                f"(A) and **{plain(b.strategy)}** (B):")
     diff = strategy_kernel_diff(a, b)
     tables.show(diff, f"s_kernel_diff_{a.strategy}_{b.strategy}",
                 column_config={"us_a": st.column_config.NumberColumn(f"µs {a.strategy}", format="%.2f"),
@@ -128,15 +130,15 @@ def show_kernels(session: Session) -> None:
         source = sources[run.strategy]
         with col:
             if source is None:
-                st.info(f"`{name}` has no captured source under {run.strategy}.")
+                st.info(f"{plain(name)} has no captured source under {plain(run.strategy)}.")
                 continue
             sizes = size_arguments(source)
-            st.markdown(f"**{run.strategy}**: " + (
-                "takes its size as an argument: " + ", ".join(f"`{s}`" for s in sizes) if sizes
+            st.markdown(f"**{plain(run.strategy)}**: " + (
+                "takes its size as an argument: " + ", ".join(f"`{s}`" for s in sizes) if sizes  # identifiers
                 else "sizes are constants baked into the kernel"))
             st.code(kernel_signature(source), language="python" if name.startswith("triton_") else "cpp",
                     wrap_lines=True)
-            with st.expander(f"Whole source under {run.strategy}"):
+            with st.expander(f"Whole source under {plain(run.strategy)}"):
                 st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True,
                         height=420)
     source_a, source_b = sources[a.strategy], sources[b.strategy]

@@ -43,3 +43,20 @@ def show(frame: pd.DataFrame, key: str, *, helps: dict[str, str] | None = None,
                               for c, f in formats.items()}
     config.update(column_config or {})
     return st.dataframe(frame, key=key, hide_index=True, column_config=config, **options)
+
+
+# A cell a spreadsheet would run as a formula (OWASP's list: = + - @, and tab or carriage return before them).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """`frame` as CSV for a download, every text cell that a spreadsheet would take for a formula prefixed
+    with `'` (kernel and op names come from files: `=HYPERLINK(...)` must stay text). Numbers are untouched."""
+    def neutral(value: Any) -> Any:
+        return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+    text = frame.copy()
+    for column in text.columns:
+        if text[column].dtype == object or pd.api.types.is_string_dtype(text[column].dtype):
+            text[column] = text[column].map(neutral)
+    return text.to_csv(index=False).encode()

@@ -20,6 +20,7 @@ from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
+from tests.texts import unescaped
 from ui import state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -86,8 +87,8 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
           f"(compile {session.run('default').compile.first_call_s:.1f} s, Inductor cache "
           f"{session.run('default').compile.cache}), cached re-run {cached_s:.2f} s")
     assert cached_s < 2.0 < first_s
-    assert any("answered from the cache" in c.value for c in at.caption)
-    assert any("Live on this machine" in c.value for c in at.caption)
+    assert any("answered from the cache" in unescaped(c.value) for c in at.caption)
+    assert any("Live on this machine" in unescaped(c.value) for c in at.caption)
 
     figs = figures(at)
     timeline = figs["Kernel timeline: one steady iteration per mode"]
@@ -101,8 +102,8 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     speedup = next(m for m in at.metric if m.label == "default speedup")
     assert speedup.value == f"{s.median:.2f}×"
     assert speedup.delta == f"{compared['default'].verdict} ({s.low:.2f}–{s.high:.2f}×)"
-    assert any("3 process" in m.value for m in at.markdown)  # the configuration line says how it was timed
-    assert any(m.value == f"#### {verdict(session)}" for m in at.markdown)
+    assert any("3 process" in unescaped(m.value) for m in at.markdown)  # the configuration line says how it was timed
+    assert any(unescaped(m.value) == f"#### {verdict(session)}" for m in at.markdown)
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 
@@ -111,9 +112,9 @@ def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_sessio
     ln_gelu_session.save(sessions_dir / "cpu-linear_ln_gelu.json.gz")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
-    assert any("Recorded library: cpu-linear_ln_gelu.json.gz" in c.value
-               and ln_gelu_session.environment.torch_version in c.value for c in at.caption)
-    assert any("reduce-overhead is not applicable" in m.value for m in at.markdown)
+    assert any("Recorded library: cpu-linear_ln_gelu.json.gz" in unescaped(c.value)
+               and ln_gelu_session.environment.torch_version in unescaped(c.value) for c in at.caption)
+    assert any("reduce-overhead is not applicable" in unescaped(m.value) for m in at.markdown)
     assert next(m for m in at.metric if m.label == "reduce-overhead").value == "not applicable"
     timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
     assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
@@ -143,7 +144,7 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
     at.radio(key="a_source").set_value("Upload a file").run()
     at.file_uploader(key="a_file").set_value(("default.pt.trace.json", trace, "application/json")).run()
     no_errors(at)
-    assert any("torch.profiler trace default.pt.trace" in c.value for c in at.caption)
+    assert any("torch.profiler trace default.pt.trace" in unescaped(c.value) for c in at.caption)
     assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {
         "default.pt.trace": 2}
 
@@ -156,7 +157,7 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
     at.radio(key="b_source").set_value("Upload a file").run()
     at.file_uploader(key="b_file").set_value(("notes.json", b'{"a": 1}', "application/json")).run()
     assert not at.exception
-    assert any("neither a fusionviz session nor a torch.profiler trace" in e.value for e in at.error)
+    assert any("neither a fusionviz session nor a torch.profiler trace" in unescaped(e.value) for e in at.error)
 
 
 def test_methodology_page_puts_naive_next_to_proper() -> None:
@@ -187,10 +188,10 @@ def test_dynamic_shapes_first_open_shows_the_shipped_gpu_sweep(sessions_dir: Pat
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page(SHAPES).run()
     no_errors(at)
-    assert any(SHIPPED_SWEEP.name in i.value for i in at.info)
+    assert any(SHIPPED_SWEEP.name in unescaped(i.value) for i in at.info)
     env = shipped_sweep.environment
-    assert any("Recorded session: NVIDIA H200" in c.value and env.torch_version in c.value
-               and env.captured_at[:10] in c.value for c in at.caption)
+    assert any("Recorded session: NVIDIA H200" in unescaped(c.value) and env.torch_version in unescaped(c.value)
+               and env.captured_at[:10] in unescaped(c.value) for c in at.caption)
     figs = figures(at)
     latency = figs["Latency of every call: compiles are the peaks"]
     compiled = {t["name"]: t for t in latency["data"] if t["name"].endswith(": compiled")}
@@ -217,7 +218,7 @@ def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
     at.sidebar.number_input(key="s_dim").set_value(32)
     at.sidebar.radio(key="s_schedule").set_value("list").run()
     at.sidebar.text_input(key="s_sizes").set_value("4, 8, x").run()
-    assert any("whole numbers" in e.value for e in at.sidebar.error)
+    assert any("whole numbers" in unescaped(e.value) for e in at.sidebar.error)
     at.sidebar.text_input(key="s_sizes").set_value("4, 8, 12, 4, 8, 12")
     at.sidebar.multiselect(key="s_strategies").set_value(["static", "dynamic"]).run()
     assert not at.get("plotly_chart")  # moving widgets runs nothing
@@ -226,7 +227,7 @@ def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
 
     session = next(s for k, s in state.results().items() if k.startswith("sweep|") and s.config.model == "mlp"
                    and s.sweep.schedule == [4, 8, 12, 4, 8, 12])
-    assert any("Live on this machine" in c.value for c in at.caption)
+    assert any("Live on this machine" in unescaped(c.value) for c in at.caption)
     figs = figures(at)
     latency = figs["Latency of every call: compiles are the peaks"]
     lines = {t["name"]: decode(t["y"]) for t in latency["data"] if t.get("mode") == "lines+markers"}
@@ -244,4 +245,4 @@ def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
 
     started = time.monotonic()
     at.sidebar.button(key="s_run").click().run()
-    assert time.monotonic() - started < 2.0 and any("answered from the cache" in i.value for i in at.info)
+    assert time.monotonic() - started < 2.0 and any("answered from the cache" in unescaped(i.value) for i in at.info)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.texts import unescaped
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -32,10 +33,6 @@ def hostile_session() -> dict[str, Any]:
     data["environment"]["device_name"] = "H200 " + MARKUP
     data["runs"].append({"mode": "max-autotune", "status": "error", "error": "it broke: " + MARKUP})
     return data
-
-
-def unescaped(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def texts(at: AppTest) -> list[str]:

@@ -16,6 +16,7 @@ from fusionviz.analysis.captions import view_caption
 from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
+from tests.texts import unescaped
 
 DEFAULT_TALK = Path(APP).parent / "talks" / "fusion_story.toml"
 STORY = "pages/4_Story.py"
@@ -39,7 +40,7 @@ def talk_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ln_gelu_sessio
 
 
 def heading(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("### "))
+    return next(unescaped(m.value) for m in at.markdown if m.value.startswith("### "))
 
 
 def captions(at: AppTest) -> list[str]:
@@ -57,9 +58,9 @@ def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Pat
         assert heading(at) == f"### {i + 1} / {n} · {scene.title}"
         assert not at.exception, (scene.title, [e.value for e in at.exception])
         if scene.view == "grid":  # no grid recorded on a CPU: the scene says so, naming its line
-            assert any(f"line {scene.lines['session']}" in w.value for w in at.warning)
+            assert any(f"line {scene.lines['session']}" in unescaped(w.value) for w in at.warning)
         elif scene.view == "methodology":  # the CPU session has no naive snippet
-            assert any("naive" in w.value for w in at.warning)
+            assert any("naive" in unescaped(w.value) for w in at.warning)
         else:
             assert captions(at), scene.title
         if i == 0:  # the pointwise chain's timeline, here the CPU session: eager and default only
@@ -84,7 +85,7 @@ def test_a_bad_talk_is_refused_with_its_line(talk_library: Path) -> None:
     bad = b'title = "Mine"\n\n[[scene]]\nsession = "x.json.gz"\nview = "timelime"\n'
     at.sidebar.file_uploader(key="story_upload").set_value(("mine.toml", bad, "text/plain")).run()
     assert not at.exception
-    assert any("mine.toml, line 5: unknown view 'timelime'" in e.value for e in at.error)
+    assert any("mine.toml, line 5: unknown view 'timelime'" in unescaped(e.value) for e in at.error)
 
 
 def test_the_lab_opens_any_library_session_and_shows_its_configuration(tmp_path: Path, ln_gelu_session: Session,
@@ -102,9 +103,9 @@ def test_the_lab_opens_any_library_session_and_shows_its_configuration(tmp_path:
     at.sidebar.selectbox(key="lab_library").set_value("b_ln_gelu_64x16.json.gz").run()
     no_errors(at)
     # The sidebar shows what is on screen, and the measuring widgets follow it.
-    assert any("dim 64 · batch 16" in m.value for m in at.sidebar.markdown)
+    assert any("dim 64 · batch 16" in unescaped(m.value) for m in at.sidebar.markdown)
     assert (at.sidebar.select_slider(key="dim").value, at.sidebar.select_slider(key="batch").value) == (64, 16)
-    assert any("Recorded library: b_ln_gelu_64x16.json.gz" in c.value for c in at.caption)
+    assert any("Recorded library: b_ln_gelu_64x16.json.gz" in unescaped(c.value) for c in at.caption)
     kernels = next(m for m in at.metric if m.label == "default kernels / iteration")
     assert (kernels.value, kernels.delta) == ("2", "-1 vs eager")
 
@@ -119,18 +120,18 @@ def test_the_lab_opens_a_users_pair_of_traces_without_timing(tmp_path: Path, ln_
     at.sidebar.file_uploader(key="lab_trace_compiled").set_value(
         ("compiled.pt.trace.json", ln_gelu_session.run("default").chrome_trace(), "application/json")).run()
     no_errors(at)
-    assert any("Your torch.profiler traces: eager.pt.trace.json + compiled.pt.trace.json" in c.value
+    assert any("Your torch.profiler traces: eager.pt.trace.json + compiled.pt.trace.json" in unescaped(c.value)
                for c in at.caption)
-    assert any(m.value.startswith("#### 3 eager kernels become 2 under default. Plain profiler traces")
+    assert any(unescaped(m.value).startswith("#### 3 eager kernels become 2 under default. Plain profiler traces")
                for m in at.markdown)
-    assert any("No latency bars" in i.value for i in at.info)
+    assert any("No latency bars" in unescaped(i.value) for i in at.info)
     figs = figures(at)
     assert "Latency per call" not in figs
     assert kernels_per_mode(figs["Kernel timeline: one steady iteration per mode"]) == {"eager": 3, "default": 2}
     assert any(title.startswith("default: 3 eager kernels collapse into 2") for title in figs)
     at.toggle(key="_pres_Fusion lab").set_value(True).run()
     at.radio(key="present_view").set_value("latency").run()
-    assert any("carries no timing" in i.value for i in at.info)
+    assert any("carries no timing" in unescaped(i.value) for i in at.info)
 
 
 def test_the_lab_shows_a_crossover_grid_and_any_cell_of_it(tmp_path: Path, ln_gelu_session: Session,
@@ -146,7 +147,7 @@ def test_the_lab_shows_a_crossover_grid_and_any_cell_of_it(tmp_path: Path, ln_ge
     no_errors(at)
     heat = next(spec for title, spec in figures(at).items() if title.startswith("Where default pays off"))
     assert heat["data"][0]["customdata"][0][1] == [64, 8]  # a click hands the cell to the picker
-    assert any("dims 32, 64 × batches 8" in m.value for m in at.sidebar.markdown)
+    assert any("dims 32, 64 × batches 8" in unescaped(m.value) for m in at.sidebar.markdown)
     assert any(s.value == "Cell: dim 32 × batch 8" for s in at.subheader)
     at.sidebar.selectbox(key="lab_cell").set_value((64, 8)).run()
     no_errors(at)
