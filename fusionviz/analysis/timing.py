@@ -18,6 +18,9 @@ from fusionviz.records.session import Session
 
 Verdict = Literal["faster", "slower", "no clear difference"]
 TOO_WIDE = 3.0  # an interval whose ends are more than this factor apart is noise, not a measurement
+# A difference that cannot exceed this is no difference a user acts on, however sure it is: an interval of
+# 0.997–1.000x (a 4096 × 4096 cell of the H200 grid) is "no clear difference", not "slower".
+NEGLIGIBLE = 0.03
 QUANTILES = (10, 50, 90)
 
 ROUND_COLUMNS: dict[str, str] = {
@@ -85,12 +88,13 @@ def speedup_estimates(session: Session, only_process: int | None = None) -> dict
 
 
 def verdict_of(speedup: Estimate) -> Verdict:
-    """Faster or slower only when the whole interval is on one side of 1, and not too wide to call."""
+    """Faster or slower only when the whole interval is on one side of 1, not too wide to call, and reaching
+    beyond a negligible difference (NEGLIGIBLE) at its far end."""
     if speedup.high / speedup.low > TOO_WIDE:
         return "no clear difference"
-    if speedup.low > 1.0:
+    if speedup.low > 1.0 and speedup.high > 1.0 + NEGLIGIBLE:
         return "faster"
-    if speedup.high < 1.0:
+    if speedup.high < 1.0 and speedup.low < 1.0 / (1.0 + NEGLIGIBLE):
         return "slower"
     return "no clear difference"
 

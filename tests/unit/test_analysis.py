@@ -88,6 +88,14 @@ def test_a_spread_too_wide_to_call_is_no_clear_difference() -> None:
     assert verdict_of(Estimate(0.5, 0.4, 0.6, 10, 1)) == "slower"
 
 
+def test_a_sure_but_negligible_difference_is_no_clear_difference() -> None:
+    # the H200 grid's dim 1024 × batch 4096 cell: 0.999x (0.997–1.000), every round below 1
+    assert verdict_of(Estimate(0.999, 0.997, 0.9996, 30, 3)) == "no clear difference"
+    assert verdict_of(Estimate(1.01, 1.005, 1.02, 30, 3)) == "no clear difference"
+    assert verdict_of(Estimate(1.03, 1.01, 1.05, 30, 3)) == "faster"
+    assert verdict_of(Estimate(0.96, 0.95, 0.99, 30, 3)) == "slower"
+
+
 def test_schema_one_sessions_compare_separately_timed_latencies() -> None:
     old_eager = dataclasses.replace(EAGER, latency=Latency(0.10, 0.09, 0.12, [0.09, 0.10, 0.12], 10, "cuda_events"))
     old_fused = dataclasses.replace(FUSED, latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
