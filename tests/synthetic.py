@@ -10,14 +10,16 @@ from typing import Any
 
 
 def gpu_trace(steps: int, kernels_per_step: int = 3, name: str = "triton_poi_fused_add_mul_0") -> dict[str, Any]:
-    """`steps` ProfilerSteps of 100 µs, each launching `kernels_per_step` kernels; 2 + 3 × kernels events a step."""
+    """`steps` ProfilerSteps, each launching `kernels_per_step` kernels of 10 µs, one every 20 µs; 2 + 2 × kernels
+    events a step."""
     events: list[dict[str, Any]] = []
     corr = 0
+    period = 20.0 * kernels_per_step + 20.0
     for s in range(steps):
-        t0 = s * 100.0
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "ts": t0, "dur": 90.0,
-                       "pid": 1, "tid": 1})
-        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": t0 + 1, "dur": 80.0, "pid": 1,
+        t0 = s * period
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}", "ts": t0,
+                       "dur": period - 5, "pid": 1, "tid": 1})
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": t0 + 1, "dur": period - 10, "pid": 1,
                        "tid": 1, "args": {"External id": s + 1, "Input Dims": [[8, 8], [8, 8]]}})
         for k in range(kernels_per_step):
             corr += 1

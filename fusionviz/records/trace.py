@@ -568,6 +568,13 @@ def _shapes(dims: Any) -> str:
     return str([d for d in dims if d != []]) if dims else ""
 
 
+def _op_shapes(op: _Event, known: dict[int, str]) -> str:
+    text = known.get(id(op))
+    if text is None:
+        text = known[id(op)] = _shapes(op.dims)
+    return text
+
+
 def _cpu_kernel(iteration: int, e: _Event, windows: _Windows, graph: str) -> tuple[Any, ...]:
     name = normalise_name(e.name)
     fused = list(fused_ops_from_name(name)) if name.startswith("cpp_fused") else [name.removeprefix("aten::")]
@@ -590,18 +597,19 @@ def _device_kernels(device: list[_Event], host: list[_Event], windows: _Windows,
     linked = [(k, launch_by_corr.get(k.corr), op_by_ext.get(k.ext)) for k in device]
     placed_by_time = not any(launch or op for _, launch, op in linked)
     rows, excluded = [], Counter[str]()
+    shapes: dict[int, str] = {}  # each op's input shapes, decoded once for all the kernels it launched
     for k, launch, op in linked:
         anchor = launch.ts if launch else op.ts if op else k.ts if placed_by_time else None
         iteration = windows.at(anchor) if anchor is not None else None
         if iteration is None:
             excluded["kernel" if k.cat == "kernel" else MEMORY_CLASS] += 1
             continue
-        rows.append(_device_row(iteration, k, launch, op, windows, graph_of))
+        rows.append(_device_row(iteration, k, launch, op, windows, graph_of, shapes))
     return rows, excluded, placed_by_time
 
 
 def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | None, windows: _Windows,
-                graph_of: dict[int, str]) -> tuple[Any, ...]:
+                graph_of: dict[int, str], shapes: dict[int, str]) -> tuple[Any, ...]:
     launch_op = op.name if op else (launch.name if launch else "")
     if k.cat != "kernel":
         fused: list[str] = []  # a memory operation covers no op
@@ -615,7 +623,7 @@ def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | N
     return kernel_tuple(
         iteration=iteration, name=k.name, kernel_class=classify(k.name, launch_op, k.cat),
         start_us=k.ts - t0, dur_us=k.dur, stream=_stream(k), grid=_dims(k.grid), block=_dims(k.block),
-        launch_op=launch_op, op_id=_op_id(op.ext) if op else -1, input_shapes=_shapes(op.dims) if op else "",
+        launch_op=launch_op, op_id=_op_id(op.ext) if op else -1, input_shapes=_op_shapes(op, shapes) if op else "",
         fused_ops=fused, source_file="" if op is None or op.kernel_file is None else str(op.kernel_file),
         graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
 
