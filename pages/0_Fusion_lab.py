@@ -23,6 +23,7 @@ from fusionviz.records.config import (
 from fusionviz.records.session import Session
 from ui import backend, lab, on_screen, sections, state
 from ui.page import setup_page
+from ui.text import plain
 
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -127,7 +128,7 @@ if shown is None:
         st.rerun()
 else:
     if not state.presentation():
-        st.caption(f"Source of data: **{on_screen.origin_line(shown)}**")
+        st.caption(f"Source of data: **{plain(on_screen.origin_line(shown))}**")
         if shown.origin == "live" and shown.name:
             st.caption(f"This run was {shown.name}.")
         if shown.origin == "live" and state.shown("lab") not in (state.result_key("session", config),

@@ -14,7 +14,7 @@ from fusionviz.analysis.summary import drawable_runs
 from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_breakdown, kernel_ranking
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.errors import FusionvizError
-from fusionviz.records.files import open_file, pair_session
+from fusionviz.records.files import pair_session
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from ui import backend, sections, state, tables
@@ -26,20 +26,6 @@ settings = setup_page(
     "Trace explorer",
     "Open a session recorded by fusionviz (for example on a GPU machine) or any torch.profiler Chrome trace "
     "(export_chrome_trace, .json or .json.gz), and compare two of them.")
-
-
-# Opened files are kept as shared objects (cache_resource, not cache_data's copy per rerun): a rerun finds the
-# same Session, so the timeline's bars and figures, kept per session, are found again instead of rebuilt.
-@st.cache_resource(show_spinner="Opening…", max_entries=8)
-def open_shared(raw: bytes, name: str) -> Session:
-    """A session file or a trace, opened once per content and name."""
-    return open_file(raw, name)
-
-
-@st.cache_resource(show_spinner="Opening, one iteration per call…", max_entries=8)
-def open_per_call(raw: bytes, name: str) -> Session:
-    """A trace without ProfilerSteps with each top-level call of its compiled region as an iteration."""
-    return open_file(raw, name, iterations="calls")
 
 
 def pick(label: str, key: str) -> Session | None:
@@ -56,7 +42,7 @@ def pick(label: str, key: str) -> Session | None:
         else:
             path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
             raw, name = read_file(path), path.name
-        return per_call_option(open_shared(raw, name), raw, name, key)
+        return per_call_option(backend.open_bytes(raw, name), raw, name, key)
     except FusionvizError as exc:
         st.error(plain(exc))
         return None
@@ -70,7 +56,7 @@ def per_call_option(session: Session, raw: bytes, name: str, key: str) -> Sessio
     per_call = st.toggle(f"Take each of the {summary.region_calls} calls of the compiled region as an iteration",
                          key=f"{key}_per_call",
                          help="The trace has no ProfilerStep: by default it is one window, the whole trace")
-    return open_per_call(raw, name) if per_call else session
+    return backend.open_bytes(raw, name, "calls") if per_call else session
 
 
 def show_one(session: Session) -> None:

@@ -15,6 +15,7 @@ from fusionviz.errors import FusionvizError
 from fusionviz.records.config import COMPILED_MODES
 from fusionviz.records.session import Session
 from ui import backend, state
+from ui.text import plain
 
 Origin = Literal["library", "upload", "traces", "live"]
 LIBRARY, UPLOAD, TRACES, LIVE = "Recorded library", "Upload a session", "Your eager + compiled traces", "Your run"
@@ -40,7 +41,7 @@ def choose() -> Shown | None:
     are reported, never raised."""
     opened, problems = backend.library()
     for problem in problems:
-        st.warning(problem)
+        st.warning(plain(problem))
     shelf = {name: s for name, s in opened.items() if s.runs or s.grid is not None}
     live: Session | None = state.result(state.shown("lab"))
     running = st.session_state.get("lab_source") == LIVE  # Run was pressed: the run comes after this picker
@@ -61,7 +62,7 @@ def choose() -> Shown | None:
         if source == TRACES:
             return _trace_pair()
     except FusionvizError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return None
     return Shown(live, "live", state.took("lab")) if live else None
 
@@ -80,7 +81,7 @@ def _trace_pair() -> Shown | None:
 
 
 def origin_line(shown: Shown) -> str:
-    """Where the data on screen came from, labelled for what it is."""
+    """Where the data on screen came from, labelled for what it is (as text: names come from files)."""
     env, when = shown.session.environment, shown.session.environment.captured_at[:16].replace("T", " ")
     recorded = f"{env.device_name or env.device_kind}, torch {env.torch_version}, {when}"
     if shown.origin == "live":
@@ -96,13 +97,14 @@ def configuration_lines(session: Session) -> list[str]:
     """The configuration of a session, for the sidebar: what is on screen, not what the widgets say."""
     c, env = session.config, session.environment
     if session.source == "trace":
-        return [f"**{c.model}**: {', '.join(r.mode for r in session.runs)}", f"{env.device_kind} · no timing"]
+        return [f"**{plain(c.model)}**: {plain(', '.join(r.mode for r in session.runs))}",
+                f"{plain(env.device_kind)} · no timing"]
     sizes = (f"dims {', '.join(map(str, session.grid.dims))} × batches {', '.join(map(str, session.grid.batches))}"
              if session.grid else f"dim {c.dim} · batch {c.batch}" + (f" · seq {c.seq}" if c.seq else ""))
     device = "CPU" if env.device_kind == "cpu" else env.device_name
-    lines = [f"**{c.model}** · {sizes}", f"{c.dtype} · {c.pass_} · dynamic={c.dynamic}",
-             "modes: " + ", ".join(c.modes),
-             f"{device} · torch {env.torch_version}" + (f" · {env.captured_at[:10]}" if env.captured_at else "")]
+    lines = [f"**{plain(c.model)}** · {sizes}", f"{c.dtype} · {c.pass_} · dynamic={c.dynamic}",
+             "modes: " + plain(", ".join(c.modes)),
+             plain(f"{device} · torch {env.torch_version}" + (f" · {env.captured_at[:10]}" if env.captured_at else ""))]
     if session.timing is not None:
         lines.append(f"timed in {c.rounds} rounds × {c.processes} process{'es' if c.processes > 1 else ''}"
                      + (f" · {c.threads} CPU threads" if c.threads and env.device_kind == "cpu" else ""))

@@ -252,7 +252,7 @@ def scene_heading(page: Page) -> str:
 def test_story_scenes_fit_a_1920_by_1080_screen(server: str, browser: Browser, shots: Path) -> None:
     page = browser.new_page(viewport=SLIDE)
     page.goto(f"{server}/Story")
-    page.get_by_text("1 / 13").wait_for(timeout=120_000)
+    page.get_by_text("1 / 17").wait_for(timeout=120_000)
     settle(page)
     wait_for_charts(page, 1)
     assert_nothing_below_the_fold(page)
@@ -260,7 +260,7 @@ def test_story_scenes_fit_a_1920_by_1080_screen(server: str, browser: Browser, s
     page.screenshot(path=str(shots / "story-1-timeline.png"))
 
     page.keyboard.press("ArrowRight")  # the next button's own shortcut
-    page.get_by_text("2 / 13").wait_for(timeout=30_000)
+    page.get_by_text("2 / 17").wait_for(timeout=30_000)
     settle(page)
     wait_for_charts(page, 1)
     page.locator(".js-plotly-plot").get_by_text("② move").click()  # step by step: the kernels move, then merge
@@ -271,12 +271,12 @@ def test_story_scenes_fit_a_1920_by_1080_screen(server: str, browser: Browser, s
     for _ in range(3):
         page.keyboard.press("PageDown")  # a clicker
         settle(page)
-    assert scene_heading(page).startswith("5 / 13")
+    assert scene_heading(page).startswith("5 / 17")
     wait_for_charts(page, 1)
     assert_nothing_below_the_fold(page)
     no_exceptions(page)
     page.screenshot(path=str(shots / "story-5-verdict.png"))
     page.keyboard.press("PageUp")
     settle(page)
-    assert scene_heading(page).startswith("4 / 13")
+    assert scene_heading(page).startswith("4 / 17")
     page.close()
