@@ -135,8 +135,8 @@ def follow(slot: str) -> Finished | None:
     if pending is None:
         return None
     ticket = pending.ticket
+    button = st.empty()  # outside the box, which the browser may draw collapsed
     with st.status(pending.label, expanded=True) as box:
-        button = st.empty()
         button.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
         label, stage = "", ""
         while not ticket.wait(POLL_S):
