@@ -13,11 +13,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
+from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.measure.client import list_devices, run_session
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues, Ticket
@@ -170,15 +172,31 @@ def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch
     for at, key in zip(sessions, keys, strict=True):
         no_errors(at)
         assert at.session_state["shown_lab"] == key
-        shown[key] = kernels_per_mode(figures(at)[TIMELINE])
+        shown[key] = kernels_on_screen(figures(at)[TIMELINE])
+        assert {mode: len(names) for mode, (_, names) in shown[key].items()} == kernels_per_mode(
+            figures(at)[TIMELINE])
     with Worker() as worker:
         solo = {key: run_session(config, worker=worker) for key, config in zip(keys, configs, strict=True)}
     for key in keys:
-        assert state.complete(solo[key])
-        assert shown[key] == {r.mode: int(r.summary.kernels_per_iteration) for r in solo[key].runs}
-        assert state.results().get(key).config == solo[key].config
-    print(f"\n4 lab sessions (3 distinct configurations) at once: {wall_s:.1f} s; kernels per mode on screen "
-          f"{list(shown.values())} = solo runs; {len(spans)} CPU runs, none overlapping")
+        assert state.complete(solo[key]) and state.results().get(key).config == solo[key].config
+        assert {mode: len(names) for mode, (_, names) in shown[key].items()} == {
+            r.mode: int(r.summary.kernels_per_iteration) for r in solo[key].runs}
+        for mode, (iteration, names) in shown[key].items():  # the same kernels, by name, as a solo run's
+            assert names == sorted(k["name"] for k in solo[key].run(mode).kernels if k["iteration"] == iteration)
+    print(f"\n4 lab sessions (3 distinct configurations) at once: {wall_s:.1f} s, {len(spans) - before} runs on "
+          f"the CPU, none overlapping; kernels per mode on screen = solo runs' (names and counts): "
+          f"{[{mode: len(names) for mode, (_, names) in kernels.items()} for kernels in shown.values()]}")
+
+
+def kernels_on_screen(timeline: dict[str, Any]) -> dict[str, tuple[int, list[str]]]:
+    """Per mode, the iteration the timeline draws and its kernels' names, sorted (from the bars' customdata)."""
+    found: dict[str, tuple[int, list[str]]] = {}
+    for trace in timeline["data"]:
+        if trace.get("name") in CLASS_COLOURS:
+            for custom in trace["customdata"]:
+                iteration, names = found.get(custom[0], (int(custom[10]), []))
+                found[custom[0]] = (iteration, [*names, custom[2]])
+    return {mode: (iteration, sorted(names)) for mode, (iteration, names) in found.items()}
 
 
 def test_no_worker_log_is_left_after_a_worker_dies_idle_or_is_closed(own_tempdir: Path) -> None:
