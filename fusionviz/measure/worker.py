@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import getpass
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,6 +65,20 @@ def _check_abort() -> None:
         raise Cancelled("the run was cancelled")
 
 
+def _remove_when_ended(proc: subprocess.Popen[bytes], folder: str) -> None:
+    """A worker's temporary folder goes when the process ends, also when it dies while idle and nobody asks."""
+    proc.wait()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def shared_inductor_cache() -> str:
+    """Torch's default Inductor cache folder as this process sees it (`torchinductor_<user>` in the system's
+    temporary folder), given to workers explicitly: each runs with a private TMPDIR, yet workers must share
+    the cache (timing workers reuse what the capture compiled)."""
+    user = "".join(c if c.isalnum() or c in "-_." else "_" for c in getpass.getuser())
+    return os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
+
+
 class Worker:
     """Client of one worker process. Thread-safe: requests are serialised."""
 
@@ -75,6 +91,7 @@ class Worker:
             self._env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self.tmp_dir: str | None = None  # the running process's own temporary folder
         self._lock = threading.Lock()
         self._buffer = b""
 
@@ -98,8 +115,12 @@ class Worker:
         self.close()  # what is left of a process that died while idle: its pipes and log
         # Unnamed: no file is left behind however the worker or this process ends.
         self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
+        # A private temporary folder (the profiler's trace files, compile scratch), removed by `close` however
+        # the process ended: a worker killed mid-profile leaves nothing in the system's folder.
+        self.tmp_dir = tempfile.mkdtemp(prefix="fusionviz-worker-")
         pinned = {"FUSIONVIZ_CPUS": ",".join(map(str, sorted(self._cpus)))} if self._cpus else {}
-        env = {**os.environ, **self._env, **pinned, "PYTHONUNBUFFERED": "1",
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": shared_inductor_cache(), **self._env, **pinned,
+               "TMPDIR": self.tmp_dir, "PYTHONUNBUFFERED": "1",
                # Inductor's C++ kernels show in the profiler only when this is set before they compile.
                "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1"}
         root = str(Path(__file__).resolve().parents[2])
@@ -109,6 +130,8 @@ class Worker:
             [sys.executable, "-m", "fusionviz.measure.serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, env=env, start_new_session=True,
         )
+        threading.Thread(target=_remove_when_ended, args=(self._proc, self.tmp_dir), daemon=True,
+                         name="fusionviz-worker-tmp").start()
         return self._proc
 
     def request(self, job: Job, progress: Progress | None = None, timeout_s: float = 900.0) -> dict[str, Any]:
@@ -212,6 +235,9 @@ class Worker:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self.tmp_dir is not None:
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
+            self.tmp_dir = None
 
     def __enter__(self) -> Worker:
         return self
