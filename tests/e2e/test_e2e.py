@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from fusionviz.records.session import Session
 
@@ -96,6 +97,21 @@ def settle(page: Page) -> None:
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
 
 
+def choose(page: Page, box: Locator, option: str) -> None:
+    """Pick `option` in a selectbox; again if a rerun redrew the list while it was open (its option detached)."""
+    for attempt in range(3):
+        box.click()
+        try:
+            page.get_by_role("option", name=option).click(timeout=10_000)
+            break
+        except PlaywrightError:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            settle(page)
+    settle(page)
+
+
 def wait_for_charts(page: Page, count: int) -> None:
     """Wait until `count` Plotly charts have drawn (Streamlit shows placeholders first)."""
     page.wait_for_function(
@@ -138,12 +154,9 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
     # The MLP's recorded session sets the measuring widgets to its sizes (512 × 256); measure LayerNorm + GELU
     # at those sizes here.
     sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session").click()
-    page.get_by_role("option", name="h200_mlp_512x256_float32.json.gz").click()
-    settle(page)
-    sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Model").click()
-    page.get_by_role("option", name="linear_ln_gelu").click()
-    settle(page)
+    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session"),
+           "h200_mlp_512x256_float32.json.gz")
+    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Model"), "linear_ln_gelu")
     started = time.monotonic()
     sidebar.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("This run was measured in").wait_for(timeout=RUN_TIMEOUT_MS)
