@@ -1,0 +1,42 @@
+"""Arguments a user mistypes are refused in one line before any work starts, never with a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fusionviz.cli import main
+from fusionviz.errors import ConfigError
+from fusionviz.records.config import parse_sizes
+
+SMALL = ["--model", "mlp", "--dim", "64", "--batch", "8", "--device", "cpu"]
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["run", *SMALL, "--timeout", "nan", "--out", "{tmp}/s.json"], "time limit must be a positive number"),
+    (["run", *SMALL, "--timeout", "-1", "--out", "{tmp}/s.json"], "time limit must be a positive number"),
+    (["run", *SMALL, "--out", "/"], "--out / is a directory"),
+    (["run", *SMALL, "--out", "{tmp}/missing/s.json"], "does not exist"),
+    (["sweep", *SMALL, "--sizes", "1,2,abc", "--out", "{tmp}/s.json"], "--sizes must be whole numbers"),
+    (["sweep", *SMALL, "--sizes", "²,2", "--out", "{tmp}/s.json"], "--sizes must be whole numbers"),
+    (["sweep", *SMALL, "--buckets", "x", "--out", "{tmp}/s.json"], "--buckets must be whole numbers"),
+    (["grid", "--model", "mlp", "--dims", "64,abc", "--batches", "8", "--out", "{tmp}/g.json"], "--dims must be"),
+    (["inspect", "{tmp}"], "is a directory"),
+    (["inspect", "{tmp}/nothing.json"], "cannot be read"),
+    (["inspect", "/dev/zero"], "FUSIONVIZ_MAX_FILE_MB"),
+    (["inspect", "{tmp}/top.json", "--top", "0"], "--top takes"),
+])
+def test_a_mistyped_argument_is_refused_in_one_line(argv: list[str], said: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "top.json").write_text('{"traceEvents": []}')
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_sizes_are_ascii_digits() -> None:
+    assert parse_sizes("8, 16 24") == [8, 16, 24]
+    for text in ("²", "١٢", "8,-1", "1e3", "9" * 12):
+        with pytest.raises(ConfigError):
+            parse_sizes(text)
