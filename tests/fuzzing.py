@@ -3,6 +3,7 @@ use it, and a tally of inputs tried (printed at the end of the test run, see con
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
@@ -74,7 +75,7 @@ def mutate(tree: Any, data: st.DataObject, changes: int) -> Any:
         if isinstance(parent, dict) and data.draw(st.booleans()) and data.draw(st.booleans()):
             del parent[path[-1]]
         else:
-            parent[path[-1]] = data.draw(HOSTILE)
+            parent[path[-1]] = copy.deepcopy(data.draw(HOSTILE))  # `st.just` hands out one shared object
     return tree
 
 
