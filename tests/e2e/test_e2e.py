@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from fusionviz.records.session import Session
+from fusionviz.records.talk import load_talk
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -262,34 +263,31 @@ def scene_heading(page: Page) -> str:
     return page.locator("h3").first.inner_text()
 
 
-def test_story_scenes_fit_a_1920_by_1080_screen(server: str, browser: Browser, shots: Path) -> None:
+def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(server: str, browser: Browser,
+                                                                              shots: Path) -> None:
+    """Every scene of the default talk in turn, forward with the arrow key and a clicker's Page Down, then back:
+    each fits the screen with nothing below the fold, draws its chart, and is kept as a screenshot."""
+    scenes = load_talk(ROOT / "talks" / "fusion_story.toml").scenes
+    n = len(scenes)
     page = browser.new_page(viewport=SLIDE)
     page.goto(f"{server}/Story")
-    page.get_by_text("1 / 17").wait_for(timeout=120_000)
-    settle(page)
-    wait_for_charts(page, 1)
-    assert_nothing_below_the_fold(page)
-    no_exceptions(page)
-    page.screenshot(path=str(shots / "story-1-timeline.png"))
-
-    page.keyboard.press("ArrowRight")  # the next button's own shortcut
-    page.get_by_text("2 / 17").wait_for(timeout=30_000)
-    settle(page)
-    wait_for_charts(page, 1)
-    page.locator(".js-plotly-plot").get_by_text("② move").click()  # step by step: the kernels move, then merge
-    page.wait_for_timeout(1_300)  # about halfway: the picture shows them moving
-    assert_nothing_below_the_fold(page)
-    page.screenshot(path=str(shots / "story-2-animation.png"))
-
-    for _ in range(3):
-        page.keyboard.press("PageDown")  # a clicker
+    page.get_by_text(f"1 / {n}").wait_for(timeout=120_000)
+    for i, scene in enumerate(scenes, start=1):
         settle(page)
-    assert scene_heading(page).startswith("5 / 17")
-    wait_for_charts(page, 1)
-    assert_nothing_below_the_fold(page)
-    no_exceptions(page)
-    page.screenshot(path=str(shots / "story-5-verdict.png"))
-    page.keyboard.press("PageUp")
+        assert scene_heading(page).startswith(f"{i} / {n}"), (i, scene_heading(page))
+        wait_for_charts(page, 1)
+        if scene.view == "animation":
+            page.locator(".js-plotly-plot").get_by_text("② move").click()  # step by step: they move, then merge
+            page.wait_for_timeout(1_300)  # about halfway: the picture shows them moving
+        assert_nothing_below_the_fold(page)
+        no_exceptions(page)
+        page.screenshot(path=str(shots / f"story-{i:02d}-{scene.view}.png"))
+        if i < n:
+            page.keyboard.press("ArrowRight" if i % 2 else "PageDown")  # the button's shortcut, or a clicker
+            page.get_by_text(f"{i + 1} / {n}").wait_for(timeout=30_000)
+    for i in range(n - 1, 0, -1):
+        page.keyboard.press("ArrowLeft" if i % 2 else "PageUp")
+        page.get_by_text(f"{i} / {n}").wait_for(timeout=30_000)
     settle(page)
-    assert scene_heading(page).startswith("4 / 17")
+    assert scene_heading(page).startswith(f"1 / {n}")
     page.close()
