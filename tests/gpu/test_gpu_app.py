@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.summary import comparisons
 from fusionviz.records.config import RunConfig
+from tests.texts import unescaped
 from ui import state
 
 pytestmark = pytest.mark.gpu
@@ -32,7 +33,7 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
     compared = comparisons(session)
     for mode in ("default", "reduce-overhead"):
         s = compared[mode].speedup
-        metric = next(m for m in at.metric if m.label == f"{mode} speedup")
+        metric = next(m for m in at.metric if unescaped(m.label) == f"{mode} speedup")
         assert metric.delta == f"{compared[mode].verdict} ({s.low:.2f}–{s.high:.2f}×)"
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     latency = next(s for s in specs if s["layout"]["title"]["text"] == "Latency per call")["data"][0]
