@@ -77,10 +77,11 @@ CLICK_KERNEL = """() => {
   const box = plot.querySelector('.nsewdrag').getBoundingClientRect();
   const click = plot._fullData.find(t => t.name === 'click');  // the markers a click selects a kernel by
   if (click) {
-    const i = click.customdata.findIndex(c => c[7] === 'gemm');
+    const i = Math.max(0, click.customdata.findIndex(c => c[7] === 'gemm'));
     return {x: box.left + xa.l2p(click.x[i]), y: box.top + ya.l2p(click.y[i])};
   }
   const bars = plot._fullData.find(t => t.name === 'gemm');  // a small timeline: SVG bars
+  if (!bars || !bars.base) return null;  // too many kernels in the window to click one: zoom first
   return {x: box.left + xa.l2p(bars.base[0] + bars.x[0] / 2), y: box.top + ya.l2p(bars.y[0])};
 }"""
 
@@ -98,6 +99,14 @@ PLOT_BOX = """() => {
   const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
   return {x: r.left, y: r.top, width: r.width, height: r.height};
 }"""
+
+
+def drag(page: Page, box: dict[str, float], start: float, end: float) -> None:
+    """Draw a box on the plot from `start` to `end` (fractions of its width), top to bottom."""
+    page.mouse.move(box["x"] + box["width"] * start, box["y"] + 5)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * end, box["y"] + box["height"] - 5, steps=5)
+    page.mouse.up()
 
 
 def main() -> int:
@@ -156,6 +165,12 @@ def main() -> int:
 
                 record("search and highlight", []).append(timed(page, type_search, text_shown("kernels match")))
                 where = page.evaluate(CLICK_KERNEL)
+                if where is None:  # kernels become clickable once a zoom has narrowed them to a few hundred
+                    narrow = page.evaluate(PLOT_BOX)
+                    record("box drawn to a clickable window", []).append(timed(
+                        page, lambda b=narrow: drag(page, b, 0.40, 0.43),
+                        text_shown("click a kernel for its code") + " && !" + text_shown("Every kernel in the whole")))
+                    where = page.evaluate(CLICK_KERNEL)
                 page.mouse.move(where["x"], where["y"])
                 page.wait_for_timeout(300)  # Plotly picks the clicked point from the hover
 
@@ -168,10 +183,7 @@ def main() -> int:
                 sliced = page.evaluate(f"() => {text_shown('slices of time')}")  # a small trace never is
 
                 def drag_box(b=box) -> None:
-                    page.mouse.move(b["x"] + b["width"] * 0.3, b["y"] + 5)
-                    page.mouse.down()
-                    page.mouse.move(b["x"] + b["width"] * 0.36, b["y"] + b["height"] - 5, steps=5)
-                    page.mouse.up()
+                    drag(page, b, 0.3, 0.36)
 
                 if sliced:
                     record("box drawn on the time slices: every kernel in it", []).append(timed(

@@ -21,7 +21,9 @@ from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.timeline import (
+    CLICK_KERNELS,
     DETAIL_KERNELS,
+    kernels_in_window,
     level_of_detail,
     matching_kernels,
     selected_kernel,
@@ -172,6 +174,10 @@ def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | N
                    f"= busier. **Drag a box** to zoom in: at {DETAIL_KERNELS:,} kernels or fewer every kernel is "
                    "drawn. Scroll to zoom, drag the axis to pan; **Whole** goes back." + found)
     else:
-        st.caption(f"Every kernel in {where}, coloured by class, one lane per CUDA stream. Drag a box or scroll "
-                   "to zoom, double-click to zoom out, click a kernel for its code" + ("; **Whole** goes back."
-                                                                                      if window else ".") + found)
+        if kernels_in_window(bars, window) <= CLICK_KERNELS:
+            how = "Drag a box or scroll to zoom, double-click to zoom out, click a kernel for its code"
+        else:
+            how = (f"Scroll to zoom; **drag a box** around {CLICK_KERNELS:,} kernels or fewer to click one for its "
+                   "code")
+        st.caption(f"Every kernel in {where}, coloured by class, one lane per CUDA stream. {how}"
+                   + ("; **Whole** goes back." if window else ".") + found)

@@ -5,7 +5,8 @@ Small timelines are SVG bars. Large ones (more than SVG_BARS bars) are drawn at 
 as the cells of a one-row heatmap, which the browser paints as one image (a zoom or pan of tens of thousands
 of bars redraws in a fraction of a second, where SVG bars or WebGL lines take seconds without a GPU): a window
 holding at most DETAIL_KERNELS kernels draws every kernel as its own cell (exact start and end, class colour,
-hover), with invisible markers to click (WebGL past CLICK_SVG_KERNELS); a wider one cuts each lane into BINS
+hover), with invisible markers to click once at most CLICK_KERNELS are in the window (a layer of thousands of
+SVG markers costs more to draw than the rest of the chart); a wider one cuts each lane into BINS
 slices of time shaded by how busy the lane is in each (`lane_bins`). The window is chosen by the caller (a box
 drawn on the chart, a step); the scroll wheel zooms and the axes pan in the browser without a round trip.
 """
@@ -62,7 +63,9 @@ DETAIL_KERNELS = 6_000  # a large timeline's window with at most this many kerne
 BINS = 1_200  # time slices per lane when aggregated
 HIGHLIGHT_COLOUR = "#D62728"
 REGIONS_DRAWN = 200  # compiled regions shaded at most on a large timeline
-CLICK_SVG_KERNELS = 2_500  # up to this many kernels in a window, their click markers are SVG; more: WebGL
+# Up to this many kernels in a window, each can be clicked (invisible SVG markers carry the click): 2,142 such
+# markers took 0.28 s of a 0.49 s redraw in Chromium here (benchmarks/RESULTS.md), WebGL ones longer still.
+CLICK_KERNELS = 400
 
 
 @dataclass(frozen=True)
@@ -252,10 +255,11 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
                      rangemode="tozero")
     if window is not None and len(bars) > SVG_BARS:
         fig.update_xaxes(range=list(window), rangemode="normal")
-    # Zoomed out, a box drawn on the chart asks for the kernels in it (`select`); once each kernel is drawn a
-    # box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
-    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select",
-                      dragmode="select" if level_of_detail(bars, window) == "bins" else "zoom")
+    # Zoomed out, a box drawn on the chart asks for the kernels in it (`select`); once each kernel can be clicked
+    # a box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
+    level = level_of_detail(bars, window)
+    narrows = level == "bins" or (level == "kernels" and kernels_in_window(bars, window) > CLICK_KERNELS)
+    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select", dragmode="select" if narrows else "zoom")
     blocks = len(drawable_runs(session))
     extra = max(len(lanes) - 2 * blocks, 0)  # further streams' lanes
     height = 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
@@ -336,13 +340,17 @@ def in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> pd.Data
     return bars[(bars.start_us < end) & (bars.start_us + bars.dur_us > start)]
 
 
+def kernels_in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> int:
+    """How many kernels a large timeline draws in `window` (each can be clicked at CLICK_KERNELS or fewer)."""
+    return int((in_window(bars, window).lane == "kernel").sum())
+
+
 def level_of_detail(bars: pd.DataFrame, window: tuple[float, float] | None) -> str:
     """"svg" (few bars: every bar as SVG), "kernels" (every kernel in the window, as cells) or "bins" (time
     slices): what `timeline_figure` draws for these bars in this window."""
     if len(bars) <= SVG_BARS:
         return "svg"
-    shown = in_window(bars, window)
-    return "kernels" if int((shown.lane == "kernel").sum()) <= DETAIL_KERNELS else "bins"
+    return "kernels" if kernels_in_window(bars, window) <= DETAIL_KERNELS else "bins"
 
 
 _CPU_KINDS = ("op", "launch", "graph_call")
@@ -402,10 +410,11 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], windo
     if len(kernels) <= DETAIL_KERNELS:
         classes = {c: i for i, c in enumerate(KERNEL_CLASSES)}
         colours = [CLASS_COLOURS[c] for c in KERNEL_CLASSES]
+        clickable = len(kernels) <= CLICK_KERNELS  # else the cells carry the hover, and a zoom makes them clickable
         for y in sorted(kernels.y.unique()):
             rows = kernels[kernels.y == y]
             codes = rows.kind.map(classes).fillna(classes["other"]).to_numpy(dtype=float)
-            fig.add_trace(_cells(rows, float(y), codes, colours, None, "kernels"))
+            fig.add_trace(_cells(rows, float(y), codes, colours, None if clickable else _kernel_text(rows), "kernels"))
         cpu = shown[shown.lane.isin(["cpu", "graph_call"])]
         kinds = {k: i for i, k in enumerate(_CPU_KINDS)}
         for y in sorted(cpu.y.unique()):
@@ -416,15 +425,14 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], windo
             rows = matches[matches.y == y]
             fig.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None,
                                  f"matches “{search.strip()}”"))
-        # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
-        # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class). SVG up to
-        # CLICK_SVG_KERNELS markers, WebGL beyond: a WebGL layer costs a fixed few hundred ms to set up.
-        custom = kernels[["mode", "row"]].assign(**{f"_{i}": "" for i in range(5)}, kind=kernels.kind)
-        markers = go.Scatter if len(kernels) <= CLICK_SVG_KERNELS else go.Scattergl
-        fig.add_trace(markers(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
-                              marker={"size": 16, "color": "rgba(0,0,0,0)"},
-                              customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
-                              hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
+        if clickable:
+            # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
+            # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).
+            custom = kernels[["mode", "row"]].assign(**{f"_{i}": "" for i in range(5)}, kind=kernels.kind)
+            fig.add_trace(go.Scatter(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
+                                     marker={"size": 16, "color": "rgba(0,0,0,0)"},
+                                     customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
+                                     hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
         for kernel_class in KERNEL_CLASSES:  # legend entries: the cells carry no legend of their own
             if (kernels.kind == kernel_class).any():
                 fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,

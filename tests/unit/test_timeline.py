@@ -147,4 +147,8 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     assert list(detail.layout.xaxis.range) == [0.0, 50.0] and detail.layout.dragmode == "zoom"
     (marks,) = [t for t in detail.data if t.name.startswith("matches")]
     assert list(marks.x) == [10, 40]
+    monkeypatch.setattr(timeline, "CLICK_KERNELS", 1)  # more kernels than that: no marker layer, hover on the cells
+    crowded = timeline_figure(session, bars, window=(0.0, 50.0))
+    assert not [t for t in crowded.data if t.name == "click"] and crowded.layout.dragmode == "select"  # a box narrows
+    assert all(t.text is not None for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels")
     assert len(matching_kernels(bars, "gemm")) == 2 and matching_kernels(bars, " ").empty
