@@ -114,7 +114,7 @@ def test_long_inductor_names_split_in_linear_time() -> None:
     assert short_name("void at::native::k<" + "A" + "b" * 100_000 + "Functor>(int)").startswith("k<A")
 
 
-@pytest.mark.timeout(120)  # quadratic per-step work took 72 s for 16,000 steps
+@pytest.mark.timeout(120)  # the steps cap read, summarised and laid out (16,000 steps took 72 s in the app before)
 def test_ten_thousand_steps_read_and_summarise() -> None:
     from fusionviz.analysis.report import inspect_report
     from fusionviz.charts.timeline import timeline_bars
