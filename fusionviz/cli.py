@@ -14,6 +14,7 @@ from typing import Any
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.records.config import RunConfig, parse_dynamic, parse_modes
+from fusionviz.records.decode import clip
 from fusionviz.records.talk import VIEWS
 
 EXPORT_FORMATS = ["png", "svg", "html", "gif"]
@@ -252,7 +253,7 @@ def _inspect_text(report: dict[str, Any], all_kernels: bool) -> str:
         if all_kernels or len(listed) <= INSPECT_LISTED:
             for k in listed:
                 fused = f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""
-                lines.append(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {_clip(k['name'], 90)}{fused}")
+                lines.append(f"  {k['duration_us']:9.1f} µs  {k['class']:<17} {clip(k['name'], 90)}{fused}")
         else:
             lines.append(f"  ({len(listed):,} kernels and memory operations in the representative {unit}: "
                          "--all lists them)")
@@ -271,7 +272,7 @@ def _top_lines(run: dict[str, Any], over: str) -> list[str]:
     for k in ranked:
         lines.append(f"  {k['total_us']:10.1f} {k['pct_of_kernel_time']:5.1f}% {k['count']:6d} {k['mean_us']:8.1f} "
                      f"{k['min_us']:8.1f} {k['p50_us']:8.1f} {k['p99_us']:8.1f} {k['max_us']:8.1f}  "
-                     f"{k['kernel_class']:<16} {_clip(k['name'], 80)}")
+                     f"{k['kernel_class']:<16} {clip(k['name'], 80)}")
     return lines
 
 
@@ -296,10 +297,6 @@ def _write(text: str) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     return 0
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _grid(args: argparse.Namespace) -> int:

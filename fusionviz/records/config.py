@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from fusionviz.errors import ConfigError
+from fusionviz.records.decode import clip
 
 MODES: tuple[str, ...] = (
     "eager",
@@ -87,8 +88,7 @@ def parse_sizes(text: str, what: str = "sizes") -> list[int]:
     (`isdigit` alone takes `²`, which `int` does not), or is longer than any size this tool takes."""
     words = text.replace(",", " ").split()
     if not all(w.isascii() and w.isdigit() and len(w) <= 9 for w in words):
-        shown = text if len(text) <= 60 else text[:59] + "…"
-        raise ConfigError(f"{what} must be whole numbers separated by commas, not {shown!r}")
+        raise ConfigError(f"{what} must be whole numbers separated by commas, not {clip(text, 60)!r}")
     return [int(w) for w in words]
 
 

@@ -15,8 +15,18 @@ import typing
 from functools import cache
 from typing import Any, Literal
 
-MAX_MAGNITUDE = 1e18  # no count, id, µs or ms fusionviz keeps comes near this
-_INT64 = 1 << 63
+MAX_MAGNITUDE = 1e18  # no count, id, µs or ms fusionviz keeps comes near this (in µs: 31,700 years)
+INT64 = 1 << 63  # ids and counts must fit a DataFrame's int64 column
+
+
+def is_finite_number(value: Any) -> bool:
+    """A JSON number (not a bool) that is finite and within ±MAX_MAGNITUDE: the rule for every time and
+    duration a file gives, in sessions and traces alike."""
+    return type(value) in (int, float) and abs(value) <= MAX_MAGNITUDE and math.isfinite(value)
+
+
+def is_int64(value: Any) -> bool:
+    return type(value) is int and -INT64 <= value < INT64
 
 
 class DecodeError(ValueError):
@@ -40,11 +50,11 @@ def decode(tp: Any, value: Any, path: str = "") -> Any:
                 return decode(option, value, path)
             except DecodeError as exc:
                 errors.append(str(exc))
-        raise DecodeError(errors[0] if len(errors) == 1 else f"{_at(path)}{_shown(value)} fits none of {tp}")
+        raise DecodeError(errors[0] if len(errors) == 1 else f"{_at(path)}{shown(value)} fits none of {tp}")
     if origin is Literal:
         if value not in typing.get_args(tp) or type(value) is bool:
             allowed = ", ".join(repr(a) for a in typing.get_args(tp))
-            raise DecodeError(f"{_at(path)}{_shown(value)} is not one of {allowed}")
+            raise DecodeError(f"{_at(path)}{shown(value)} is not one of {allowed}")
         return value
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return _dataclass(tp, value, path)
@@ -82,25 +92,25 @@ def _scalar(tp: Any, value: Any, path: str) -> Any:
     if tp is str:
         return _expect(value, str, "a string", path)
     if tp is int:
-        if type(value) is not int or not -_INT64 <= value < _INT64:
-            raise DecodeError(f"{_at(path)}{_shown(value)} is not a whole number within int64")
+        if not is_int64(value):
+            raise DecodeError(f"{_at(path)}{shown(value)} is not a whole number within int64")
         return value
     if tp is float:
-        if type(value) not in (int, float) or abs(value) > MAX_MAGNITUDE or not math.isfinite(value):
-            raise DecodeError(f"{_at(path)}{_shown(value)} is not a finite number within ±1e18")
+        if not is_finite_number(value):
+            raise DecodeError(f"{_at(path)}{shown(value)} is not a finite number within ±1e18")
         return float(value)
     raise TypeError(f"decode has no rule for {tp!r}")  # a programming error: a declared type it cannot check
 
 
 def _sequence(value: Any, path: str) -> list[Any] | tuple[Any, ...]:
     if type(value) not in (list, tuple):
-        raise DecodeError(f"{_at(path)}{_shown(value)} is not a list")
+        raise DecodeError(f"{_at(path)}{shown(value)} is not a list")
     return value  # type: ignore[no-any-return]
 
 
 def _expect(value: Any, kind: type, words: str, path: str) -> Any:
     if type(value) is not kind:
-        raise DecodeError(f"{_at(path)}{_shown(value)} is not {words}")
+        raise DecodeError(f"{_at(path)}{shown(value)} is not {words}")
     return value
 
 
@@ -108,10 +118,15 @@ def _at(path: str) -> str:
     return f"{path}: " if path else ""
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value from a file, as an error message quotes it: short, whatever the file holds."""
     if value is None:
         return "null"
     if isinstance(value, dict | list):
         return f"a{'n object' if isinstance(value, dict) else ' list'}"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return clip(repr(value), 40)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to `width` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"

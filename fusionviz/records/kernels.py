@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.errors import SessionFileError
+from fusionviz.records.decode import DecodeError, decode, shown
 
 if TYPE_CHECKING:  # imported where a frame is built: reading a trace and `inspect` need no pandas
     import pandas as pd
@@ -359,12 +360,12 @@ def cpu_op_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
     return cpu_op_frame_from_columns({c: [r[c] for r in records] for c in CPU_OP_COLUMNS})
 
 
-# The type of each column's values, as a session keeps them (JSON): what `check_rows` holds a file's rows to.
-_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
-    "iteration": (int,), "name": (str,), "short_name": (str,), "kernel_class": (str,), "start_us": (int, float),
-    "dur_us": (int, float), "stream": (int,), "grid": (str,), "block": (str,), "launch_op": (str,),
-    "op_id": (int,), "input_shapes": (str,), "fused_ops": (list,), "source_file": (str,), "graph": (str,),
-    "launch_us": (int, float, type(None)), "category": (str,),
+# The type of each column's values, as a session keeps them (JSON): what `check_rows` holds a file's rows to,
+# by the same rules as every other value of a session (`decode`).
+_COLUMN_TYPES: dict[str, Any] = {
+    "iteration": int, "name": str, "short_name": str, "kernel_class": str, "start_us": float, "dur_us": float,
+    "stream": int, "grid": str, "block": str, "launch_op": str, "op_id": int, "input_shapes": str,
+    "fused_ops": list[str], "source_file": str, "graph": str, "launch_us": float | None, "category": str,
 }
 
 
@@ -372,7 +373,7 @@ def check_rows(records: Any, columns: dict[str, str], what: str) -> None:
     """Rows of a table as a file gives them, held to the declared columns and their types before anything
     reads them: exactly the columns (older files' missing `op_id`/`launch_us` aside), numbers that are
     finite, iterations that are not negative, kernel classes that exist, fused ops that are strings.
-    Raises SessionFileError naming the first bad row."""
+    Raises SessionFileError naming the first bad value."""
     if type(records) is not list:
         raise SessionFileError(f"{what} is not a list of rows")
     defaults = _KERNEL_DEFAULTS if columns is KERNEL_COLUMNS else {}
@@ -383,24 +384,16 @@ def check_rows(records: Any, columns: dict[str, str], what: str) -> None:
             record["launch_us"] = None  # CPU sessions of 2026-11-30 wrote the unknown launch as NaN
         row = {**defaults, **record}
         _check_keys([row], columns, f"{what} row {i}")
-        for column in columns:
-            value = row[column]
-            if type(value) not in _COLUMN_TYPES[column] or (
-                    type(value) is float and not (math.isfinite(value) and abs(value) <= 1e18)) or (
-                    type(value) is int and not -(1 << 63) <= value < 1 << 63):
-                raise SessionFileError(f"{what} row {i}: {column} {_clipped(value)} is not a valid value")
+        try:
+            for column in columns:
+                decode(_COLUMN_TYPES[column], row[column], f"{what} row {i}: {column}")
+        except DecodeError as exc:
+            raise SessionFileError(str(exc)) from None
         if row["iteration"] < 0:
             raise SessionFileError(f"{what} row {i}: iteration {row['iteration']} is negative")
         if "kernel_class" in row and row["kernel_class"] not in KERNEL_CLASSES:
-            raise SessionFileError(f"{what} row {i}: kernel_class {_clipped(row['kernel_class'])} is not one of "
+            raise SessionFileError(f"{what} row {i}: kernel_class {shown(row['kernel_class'])} is not one of "
                                    f"{', '.join(KERNEL_CLASSES)}")
-        if "fused_ops" in row and not all(type(op) is str for op in row["fused_ops"]):
-            raise SessionFileError(f"{what} row {i}: fused_ops holds something other than op names")
-
-
-def _clipped(value: Any) -> str:
-    text = repr(value) if not isinstance(value, dict | list) else type(value).__name__
-    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _check_keys(records: list[dict[str, Any]], columns: dict[str, str], what: str) -> None:

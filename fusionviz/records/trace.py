@@ -26,7 +26,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import json
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from fusionviz.errors import ConfigError, TraceError
+from fusionviz.records.decode import INT64, MAX_MAGNITUDE, clip, is_finite_number, is_int64, shown
 from fusionviz.records.kernels import (
     CPU_OP_COLUMNS,
     CPU_VIEW_OPS,
@@ -267,10 +267,6 @@ def _complete_events(data: Any, limits: Limits) -> tuple[list[_Event], Counter[s
     return events, other, checks.negative
 
 
-MAX_TIME_US = 1e18  # |ts| and dur beyond this are no clock's µs (31,700 years): a damaged or hostile file
-_INT64 = 1 << 63
-
-
 class _Checks:
     """The checks every read event passes before use: the one place a trace's field types and ranges are
     decided. Wrong values are a TraceError naming the event and the field; negative durations, which
@@ -281,13 +277,12 @@ class _Checks:
         self.negative = 0
 
     def fail(self, index: int, name: Any, message: str) -> TraceError:
-        label = f" ({_clip(name)})" if isinstance(name, str) and name else ""
+        label = f" ({clip(name, 60)})" if isinstance(name, str) and name else ""
         return TraceError(f"event {index}{label} {message}")
 
     def time(self, value: Any, field: str, index: int, name: str) -> float:
-        if type(value) not in (int, float) or abs(value) > MAX_TIME_US or not math.isfinite(value):
-            shown = _clip(repr(value))
-            raise self.fail(index, name, f"has {field} {shown}: not a finite number of µs within ±1e18")
+        if not is_finite_number(value):
+            raise self.fail(index, name, f"has {field} {shown(value)}: not a finite number of µs within ±1e18")
         return float(value)
 
     def duration(self, value: Any, index: int, name: str) -> float:
@@ -306,29 +301,25 @@ class _Checks:
 
     def ident(self, value: Any, field: str, index: int, name: str, *, text: bool = False) -> Any:
         """An id used to link events: an integer within int64 (or, for pid and tid, a string), or absent."""
-        if value is None or (type(value) is int and -_INT64 <= value < _INT64):
+        if value is None or is_int64(value):
             return value
         if text and type(value) is str:
             return self.name(value, field, index)
         kind = "an integer or a string" if text else "an integer within int64"
-        raise self.fail(index, name, f"has {field} {_clip(repr(value))}: not {kind}")
+        raise self.fail(index, name, f"has {field} {shown(value)}: not {kind}")
 
     def launch_dims(self, value: Any, field: str, index: int, name: str) -> Any:
         if value is None or (type(value) is list and all(type(v) is int for v in value)):
             return value
-        raise self.fail(index, name, f"has {field} {_clip(repr(value))}: not a list of integers")
+        raise self.fail(index, name, f"has {field} {shown(value)}: not a list of integers")
 
     def shapes(self, value: Any, index: int, name: str) -> Any:
         if value is None or type(value) is list:
             return value
-        raise self.fail(index, name, f"has Input Dims {_clip(repr(value))}: not a list")
+        raise self.fail(index, name, f"has Input Dims {shown(value)}: not a list")
 
     def path(self, value: Any, index: int, name: str) -> Any:
         return value if value is None else self.name(value, "kernel_file", index)
-
-
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _category(r: dict[str, Any]) -> str:
@@ -377,7 +368,7 @@ def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Cou
     legacy, read, decode = LEGACY_CATEGORIES, READ_CATEGORIES, trace_json.EVENT.decode
     odd = trace_json.ValidationError
     append = events.append
-    name_cap, time_cap = checks.limits.name_chars, MAX_TIME_US
+    name_cap, time_cap = checks.limits.name_chars, MAX_MAGNITUDE
     # One object per distinct name, category and thread: tens of thousands of events share a few hundred.
     strings: dict[str, str] = {}
     ids: dict[Any, Any] = {}
@@ -414,7 +405,7 @@ def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Cou
         else:
             ext = a.ext if a.ext is not None else a.ext_legacy
             for value, field in ((ext, "External id"), (a.correlation, "correlation"), (a.stream, "stream")):
-                if value is not None and not -_INT64 <= value < _INT64:
+                if value is not None and not -INT64 <= value < INT64:
                     checks.ident(value, field, index, name)
             append(_Event(name, cat, ts, dur, pid, tid, ext, a.correlation, a.stream, a.grid, a.block, a.dims,
                           a.kernel_file if a.kernel_file is None else checks.path(a.kernel_file, index, name)))
@@ -564,7 +555,7 @@ def _shapes(dims: Any) -> str:
     if trace_json is not None and isinstance(dims, trace_json.msgspec.Raw):
         dims = trace_json.value(dims)
         if dims is not None and type(dims) is not list:
-            raise TraceError(f"an op has Input Dims {_clip(repr(dims))}: not a list")
+            raise TraceError(f"an op has Input Dims {shown(dims)}: not a list")
     return str([d for d in dims if d != []]) if dims else ""
 
 
