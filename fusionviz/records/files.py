@@ -9,7 +9,7 @@ from typing import Any
 
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
-from fusionviz.records.limits import MB, Limits, inflate, read_file
+from fusionviz.records.limits import Limits, inflate, read_file
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
 from fusionviz.records.trace import IterationChoice, ParsedTrace, TraceDocument, parse_trace, read_document
 
@@ -37,8 +37,7 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
     either opens or is refused with a SessionFileError that says why in one line; ConfigError when
     `iterations` does not apply to the trace."""
     limits = Limits.from_env()
-    if len(raw) > limits.file_mb * MB:
-        raise limits.refusal("file_mb", f"{name} is larger than {limits.file_mb:,} MB")
+    limits.check_file_size(len(raw), name)
     text, data = _read(raw, name, limits)
     if isinstance(data, TraceDocument) and data.kind == SESSION_KIND:
         data = read_json_bytes(text, name)  # a session: every field, with the standard library

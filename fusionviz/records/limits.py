@@ -41,6 +41,11 @@ class Limits:
             values[name] = int(text)
         return cls(**values)
 
+    def check_file_size(self, size: int, name: object) -> None:
+        """Refuse a file (read or uploaded) of `size` bytes over the file cap."""
+        if size > self.file_mb * MB:
+            raise self.refusal("file_mb", f"{name} is larger than {self.file_mb:,} MB")
+
     def refusal(self, cap: str, what: str) -> SessionFileError:
         """The one-line refusal for going over `cap` (a field name): what went over, the cap, how to raise it."""
         value = getattr(self, cap)
@@ -77,8 +82,7 @@ def read_file(path: Path, limits: Limits | None = None) -> bytes:
         raise SessionFileError(f"{path} is a directory, not a session or trace file") from None
     except OSError as exc:
         raise SessionFileError(f"{path} cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > cap:
-        raise limits.refusal("file_mb", f"{path} is larger than {limits.file_mb:,} MB")
+    limits.check_file_size(len(raw), path)
     return raw
 
 
