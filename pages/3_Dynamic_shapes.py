@@ -17,6 +17,7 @@ from fusionviz.measure.client import run_sweep_session
 from fusionviz.records.config import DTYPES, MAX_SWEEP_CALLS, SWEEP_STRATEGIES, RunConfig, SweepRequest, parse_sizes
 from ui import backend, sections, state, sweep_view
 from ui.page import setup_page
+from ui.text import plain
 
 SEQUENCE = "sequence length"  # only models whose seq is a sequence length are swept over it
 
@@ -53,7 +54,7 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
             try:
                 sizes = parse_sizes(text)
             except ConfigError as exc:
-                st.error(str(exc))
+                st.error(plain(exc))
                 sizes = []
         else:
             calls = int(st.number_input("Calls", 1, MAX_SWEEP_CALLS, 12, key="s_calls"))
@@ -66,7 +67,7 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
             try:
                 buckets = parse_sizes(text)
             except ConfigError as exc:
-                st.error(str(exc))
+                st.error(plain(exc))
         cold = st.checkbox("Cold caches", key="s_cold",
                            help="Each strategy in a fresh worker with an empty Inductor cache, so compile times "
                                 "compare cold to cold; otherwise later strategies reuse graphs earlier ones compiled")

@@ -17,11 +17,13 @@ from fusionviz.measure.protocol import Device, Progress
 from fusionviz.measure.queue import DeviceQueues, Job, Ticket
 from fusionviz.measure.worker import Worker
 from fusionviz.records.files import open_file
+from fusionviz.records.limits import read_file
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Talk, load_talk, parse_talk
 from fusionviz.records.trace import IterationChoice
 from fusionviz.records.trace_pair import trace_pair
 from ui import state
+from ui.text import plain
 
 ROOT = Path(__file__).resolve().parent.parent
 TALKS_DIR = ROOT / "talks"
@@ -49,7 +51,7 @@ def devices_or_cpu() -> list[Device]:
     try:
         return _devices()
     except WorkerError as exc:
-        st.warning(f"Could not list devices ({exc}); offering the CPU only.")
+        st.warning(f"Could not list devices ({plain(exc)}); offering the CPU only.")
         return [Device("cpu", "CPU")]
 
 
@@ -152,7 +154,7 @@ def follow(slot: str) -> Finished | None:
             value = ticket.result()
         except FusionvizError as exc:
             box.update(label=pending.failed, state="error")
-            st.error(str(exc))
+            st.error(plain(exc))  # a worker's error carries what the model printed
             return None
         assert ticket.started is not None and ticket.ended is not None
         queued = ticket.started - ticket.submitted
@@ -216,14 +218,22 @@ def open_trace_pair(eager: bytes, eager_name: str, compiled: bytes, compiled_nam
 
 def library() -> tuple[dict[str, Session], list[str]]:
     """Every session of the recorded library by file name, in the default talk's order and then by name,
-    and a line for each file that does not open."""
+    and a line for each file that does not open; read again only when a file in sessions/ changes."""
+    files = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in recorded_files())
+    return _library(str(sessions_dir()), files)
+
+
+@st.cache_resource(show_spinner="Opening the recorded library…", max_entries=4)
+def _library(folder: str, files: tuple[tuple[str, int, int], ...]) -> tuple[dict[str, Session], list[str]]:
+    """The library as one cached entry, keyed by its files' names, times and sizes: opened one by one through
+    the uploads' cache (32 entries), a library of more files than that was opened again on every rerun."""
     opened: dict[str, Session] = {}
     problems = []
-    for path in recorded_files():
+    for name, _, _ in files:
         try:
-            opened[path.name] = open_bytes(path.read_bytes(), path.name)
+            opened[name] = open_file(read_file(Path(folder) / name), name)
         except SessionFileError as exc:
-            problems.append(f"{path.name} could not be opened: {exc}")
+            problems.append(f"{name} could not be opened: {exc}")
     try:
         order = [scene.session for scene in load_talk(DEFAULT_TALK).scenes]
     except TalkFileError:
@@ -243,14 +253,6 @@ def read_talk(text: str, name: str) -> Talk:
 
 
 def recorded_sweeps() -> dict[str, Session]:
-    """The shape-sweep sessions shipped in sessions/, by file name; files that do not open are skipped
-    (the lab and the trace explorer report them)."""
-    found = {}
-    for path in recorded_files():
-        try:
-            session = open_bytes(path.read_bytes(), path.name)
-        except SessionFileError:
-            continue
-        if session.sweep is not None:
-            found[path.name] = session
-    return found
+    """The shape-sweep sessions of the recorded library, by file name (files that do not open are reported by
+    the lab and the trace explorer)."""
+    return {name: session for name, session in library()[0].items() if session.sweep is not None}
