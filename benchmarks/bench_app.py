@@ -69,11 +69,14 @@ def timeline_title(text: str) -> str:
             f"{text!r}))")
 
 
-CLICK_KERNEL = """() => {
+# The kernel timeline's plot, scrolled into view: the start of the scripts below.
+TIMELINE_PLOT = """() => {
   const plot = [...document.querySelectorAll('.js-plotly-plot')]
       .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
   plot.scrollIntoView();
-  const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
+"""
+
+CLICK_KERNEL = TIMELINE_PLOT + """  const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
   const box = plot.querySelector('.nsewdrag').getBoundingClientRect();
   const click = plot._fullData.find(t => t.name === 'click');  // the markers a click selects a kernel by
   if (click) {
@@ -92,11 +95,7 @@ def title_size(px: int) -> str:
             f"'Kernel timeline') && parseFloat(t.style.fontSize) === {px})")
 
 
-PLOT_BOX = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
-  plot.scrollIntoView();
-  const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
+PLOT_BOX = TIMELINE_PLOT + """  const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
   return {x: r.left, y: r.top, width: r.width, height: r.height};
 }"""
 
