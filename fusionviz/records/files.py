@@ -11,7 +11,8 @@ from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.limits import Limits, inflate, read_file
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
-from fusionviz.records.trace import IterationChoice, ParsedTrace, TraceDocument, parse_trace, read_document
+from fusionviz.records.trace import IterationChoice, ParsedTrace, parse_trace
+from fusionviz.records.trace_events import TraceDocument, read_document
 
 
 def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice = "steps") -> Session:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,7 +32,8 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from fusionviz.errors import ConfigError, TraceError
-from fusionviz.records.decode import INT64, MAX_MAGNITUDE, clip, is_finite_number, is_int64, shown
+from fusionviz.records import trace_events
+from fusionviz.records.decode import shown
 from fusionviz.records.kernels import (
     CPU_OP_COLUMNS,
     CPU_VIEW_OPS,
@@ -51,25 +51,21 @@ from fusionviz.records.kernels import (
 )
 from fusionviz.records.limits import Limits, inflate
 from fusionviz.records.session import TraceSummary
+from fusionviz.records.trace_events import (
+    DEVICE_CATEGORIES,
+    HOST_CATEGORIES,
+    RUNTIME_CATEGORIES,
+    Event,
+    complete_events,
+    read_document,
+)
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for: `inspect` runs without it
     import pandas as pd
 
-try:  # msgspec decodes only the fields read; the standard library's json serves where it is missing
-    from fusionviz.records import trace_json
-except ImportError:  # pragma: no cover - a machine without msgspec
-    trace_json = None  # type: ignore[assignment]
-
 IterationChoice = Literal["steps", "calls"]  # what parse_trace may be asked to take as an iteration
 IterationSource = Literal["steps", "trace", "calls"]  # what it took (TraceSummary.iterations_from)
 
-DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
-RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})  # HIP calls of a ROCm trace appear here too
-HOST_CATEGORIES = frozenset({"cpu_op", "user_annotation", "python_function"}) | RUNTIME_CATEGORIES
-READ_CATEGORIES = HOST_CATEGORIES | DEVICE_CATEGORIES
-# torch 1.x traces (2020–2022) named the categories differently.
-LEGACY_CATEGORIES: dict[str, str] = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
-                                     "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Python": "python_function"}
 # Categories that hold no device work of their own: device-side mirrors of annotations, syncs, flow arrows,
 # profiler overhead and trace markers.
 QUIET_CATEGORIES = frozenset({"gpu_user_annotation", "cuda_sync", "cuda_event", "overhead", "cpu_instant_event",
@@ -119,26 +115,10 @@ class ParsedTrace:
         return records_from_columns(self.cpu_op_columns)
 
 
-class _Event:
-    """One complete event, in today's spelling (torch 1.x categories mapped, `external id` as `External id`),
-    with the few arguments the reader uses. `children` is set for host events when they are nested."""
-
-    __slots__ = ("block", "cat", "children", "corr", "dims", "dur", "end", "ext", "grid", "kernel_file", "name",
-                 "pid", "stream", "tid", "ts")
-
-    def __init__(self, name: str, cat: str, ts: float, dur: float, pid: Any, tid: Any, ext: Any = None,
-                 corr: Any = None, stream: Any = None, grid: Any = None, block: Any = None, dims: Any = None,
-                 kernel_file: Any = None) -> None:
-        self.name, self.cat, self.ts, self.dur, self.end, self.pid, self.tid = name, cat, ts, dur, ts + dur, pid, tid
-        self.ext, self.corr, self.stream, self.grid, self.block, self.dims = ext, corr, stream, grid, block, dims
-        self.kernel_file = kernel_file
-        self.children: list[_Event]
-
-
 class _Windows:
     """The iterations as time windows, in order; finds the one that holds a point or an event."""
 
-    def __init__(self, events: list[_Event], source: IterationSource) -> None:
+    def __init__(self, events: list[Event], source: IterationSource) -> None:
         self.events, self.source = events, source
         self._starts = [w.ts for w in events]
         self._ends = [w.end for w in events]
@@ -150,35 +130,9 @@ class _Windows:
         i = bisect.bisect_right(self._starts, ts) - 1
         return i if i >= 0 and ts <= self._ends[i] else None
 
-    def holding(self, e: _Event) -> int | None:
+    def holding(self, e: Event) -> int | None:
         i = self.at(e.ts)
         return i if i is not None and e.end <= self._ends[i] else None
-
-
-@dataclass
-class TraceDocument:
-    """A JSON document decoded with only what the reader needs: `kind` (a fusionviz session's marker) and the
-    trace's events, kept as the decoder made them (`events` is None when there is no `traceEvents` list)."""
-
-    kind: Any
-    events: list[Any] | None
-
-
-def read_document(raw: bytes) -> Any:
-    """JSON bytes (not gzipped) as a TraceDocument where msgspec is installed, else as the standard library's
-    values. Raises ValueError (json.JSONDecodeError or UnicodeDecodeError) when they are not JSON, and TraceError
-    when they nest deeper than a parser's stack allows."""
-    try:
-        if trace_json is not None:
-            try:
-                kind, events = trace_json.decode(raw)
-            except (trace_json.DecodeError, trace_json.ValidationError):
-                pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
-            else:
-                return TraceDocument(kind, events)
-        return json.loads(raw)
-    except RecursionError:
-        raise TraceError("this JSON nests deeper than any trace or session does (thousands of levels)") from None
 
 
 def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace:
@@ -189,7 +143,7 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     limits = Limits.from_env()
     if isinstance(data, bytes | bytearray | memoryview):
         data = read_document(inflate(bytes(data), "the trace", limits))
-    events, other, negative = _complete_events(data, limits)
+    events, other, negative = complete_events(data, limits)
     host = [e for e in events if e.cat in HOST_CATEGORIES and not _is_step(e.name)]
     device = [e for e in events if e.cat in DEVICE_CATEGORIES]
     windows = _windows(events, host, device, iterations)
@@ -237,193 +191,7 @@ def _is_launch(name: str) -> bool:
     return LAUNCH_CALLS.match(name) is not None
 
 
-def _complete_events(data: Any, limits: Limits) -> tuple[list[_Event], Counter[str], int]:
-    """The complete events (`ph` "X") of the categories read, each checked (`_Checks`); a count of the other
-    events' categories (for the note on device work not read, and the error on a file that is no profiler
-    trace); and how many read events had a negative duration (read as 0, and reported)."""
-    if isinstance(data, TraceDocument):
-        raw = data.events
-    elif isinstance(data, dict):
-        raw = data.get("traceEvents")
-    elif isinstance(data, list):
-        raw = data
-    else:
-        raw = None
-    if not isinstance(raw, list):
-        raise TraceError("this is not a Chrome trace: there is no \"traceEvents\" list at the top")
-    if len(raw) > limits.events:
-        raise limits.refusal("events", f"this trace holds {len(raw):,} events")
-    checks = _Checks(limits)
-    if isinstance(data, TraceDocument):
-        events, other = _events_from_raw(raw, checks)
-    else:
-        events, other = [], Counter[str]()
-        for index, r in enumerate(raw):
-            _add_dict_event(r, index, events, other, checks)
-    if not events:
-        found = ", ".join(sorted(other)[:8]) or "none"
-        raise TraceError("this Chrome trace holds no torch.profiler events (no cpu_op, kernel or runtime events; "
-                         f"its categories: {found})")
-    return events, other, checks.negative
-
-
-class _Checks:
-    """The checks every read event passes before use: the one place a trace's field types and ranges are
-    decided. Wrong values are a TraceError naming the event and the field; negative durations, which
-    profilers do write for events cut off at the trace's end, are read as 0 and counted."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.negative = 0
-
-    def fail(self, index: int, name: Any, message: str) -> TraceError:
-        label = f" ({clip(name, 60)})" if isinstance(name, str) and name else ""
-        return TraceError(f"event {index}{label} {message}")
-
-    def time(self, value: Any, field: str, index: int, name: str) -> float:
-        if not is_finite_number(value):
-            raise self.fail(index, name, f"has {field} {shown(value)}: not a finite number of µs within ±1e18")
-        return float(value)
-
-    def duration(self, value: Any, index: int, name: str) -> float:
-        dur = 0.0 if value is None else self.time(value, "dur", index, name)
-        if dur < 0:
-            self.negative += 1
-            return 0.0
-        return dur
-
-    def name(self, value: Any, field: str, index: int) -> str:
-        if type(value) is not str:
-            raise self.fail(index, None, f"has a {field} of type {type(value).__name__}, not a string")
-        if len(value) > self.limits.name_chars:
-            raise self.limits.refusal("name_chars", f"event {index} has a {field} of {len(value):,} characters")
-        return value
-
-    def ident(self, value: Any, field: str, index: int, name: str, *, text: bool = False) -> Any:
-        """An id used to link events: an integer within int64 (or, for pid and tid, a string), or absent."""
-        if value is None or is_int64(value):
-            return value
-        if text and type(value) is str:
-            return self.name(value, field, index)
-        kind = "an integer or a string" if text else "an integer within int64"
-        raise self.fail(index, name, f"has {field} {shown(value)}: not {kind}")
-
-    def launch_dims(self, value: Any, field: str, index: int, name: str) -> Any:
-        if value is None or (type(value) is list and all(type(v) is int for v in value)):
-            return value
-        raise self.fail(index, name, f"has {field} {shown(value)}: not a list of integers")
-
-    def shapes(self, value: Any, index: int, name: str) -> Any:
-        if value is None or type(value) is list:
-            return value
-        raise self.fail(index, name, f"has Input Dims {shown(value)}: not a list")
-
-    def path(self, value: Any, index: int, name: str) -> Any:
-        return value if value is None else self.name(value, "kernel_file", index)
-
-
-def _category(r: dict[str, Any]) -> str:
-    cat = r.get("cat", "")
-    cat = cat if type(cat) is str else f"<{type(cat).__name__}>"
-    return LEGACY_CATEGORIES.get(cat, cat)
-
-
-def _add_dict_event(r: Any, index: int, events: list[_Event], other: Counter[str], checks: _Checks) -> None:
-    """Check one event given as JSON values and keep it when it is a complete event of a category read."""
-    if not isinstance(r, dict):
-        raise TraceError(f"event {index} is a {type(r).__name__}, not an object: this is no Chrome trace")
-    if r.get("ph") != "X":
-        return
-    cat = _category(r)
-    if cat not in READ_CATEGORIES:
-        other[cat] += 1
-        return
-    name = checks.name(r.get("name", ""), "name", index)
-    args = r.get("args")
-    if args is None:
-        args = {}
-    elif not isinstance(args, dict):
-        raise checks.fail(index, name, f"has args of type {type(args).__name__}, not an object")
-    ext = args["External id"] if "External id" in args else args.get("external id")
-    events.append(_Event(
-        name, cat, checks.time(r.get("ts"), "ts", index, name), checks.duration(r.get("dur"), index, name),
-        checks.ident(r.get("pid"), "pid", index, name, text=True),
-        checks.ident(r.get("tid"), "tid", index, name, text=True),
-        checks.ident(ext, "External id", index, name),
-        checks.ident(args.get("correlation"), "correlation", index, name),
-        checks.ident(args.get("stream"), "stream", index, name),
-        checks.launch_dims(args.get("grid"), "grid", index, name),
-        checks.launch_dims(args.get("block"), "block", index, name),
-        checks.shapes(args.get("Input Dims"), index, name),
-        checks.path(args.get("kernel_file"), index, name)))
-
-
-def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[_Event], Counter[str]]:
-    """Events decoded one at a time from their bytes (msgspec, whose declared types check most fields in C),
-    each dropped once read; an event its types refuse is read as plain JSON values, so `_add_dict_event`
-    decides whether it matters and says what is wrong."""
-    assert trace_json is not None
-    events: list[_Event] = []
-    other: Counter[str] = Counter()
-    legacy, read, decode = LEGACY_CATEGORIES, READ_CATEGORIES, trace_json.EVENT.decode
-    odd = trace_json.ValidationError
-    append = events.append
-    name_cap, time_cap = checks.limits.name_chars, MAX_MAGNITUDE
-    # One object per distinct name, category and thread: tens of thousands of events share a few hundred.
-    strings: dict[str, str] = {}
-    ids: dict[Any, Any] = {}
-    share, share_id = strings.setdefault, ids.setdefault
-    for index, encoded in enumerate(raw):
-        try:
-            r = decode(encoded)
-        except odd:
-            _add_dict_event(_value(encoded, index), index, events, other, checks)
-            continue
-        except (RecursionError, UnicodeDecodeError):
-            _value(encoded, index)  # raises the TraceError that says which
-            raise TraceError(f"event {index} cannot be read as JSON") from None
-        if r.ph != "X":
-            continue
-        cat = r.cat
-        if cat not in read:
-            cat = legacy.get(cat, cat)
-            if cat not in read:
-                other[cat] += 1
-                continue
-        name = r.name
-        ts, dur = r.ts, r.dur
-        if len(name) > name_cap or ts is None or not -time_cap <= ts <= time_cap or dur is None \
-                or not 0 <= dur <= time_cap:
-            ts = checks.time(ts, "ts", index, checks.name(name, "name", index))
-            dur = checks.duration(dur, index, name)
-        name = share(name, name)
-        cat = share(cat, cat)
-        pid, tid = share_id(r.pid, r.pid), share_id(r.tid, r.tid)
-        a = r.args
-        if a is None:
-            append(_Event(name, cat, ts, dur, pid, tid))
-        else:
-            ext = a.ext if a.ext is not None else a.ext_legacy
-            for value, field in ((ext, "External id"), (a.correlation, "correlation"), (a.stream, "stream")):
-                if value is not None and not -INT64 <= value < INT64:
-                    checks.ident(value, field, index, name)
-            append(_Event(name, cat, ts, dur, pid, tid, ext, a.correlation, a.stream, a.grid, a.block, a.dims,
-                          a.kernel_file if a.kernel_file is None else checks.path(a.kernel_file, index, name)))
-    return events, other
-
-
-def _value(encoded: Any, index: int) -> Any:
-    """An event left encoded, as plain JSON values; a TraceError when its bytes are no JSON text."""
-    assert trace_json is not None
-    try:
-        return trace_json.value(encoded)
-    except RecursionError:
-        raise TraceError(f"event {index} nests deeper than any trace event does") from None
-    except (UnicodeDecodeError, trace_json.DecodeError):
-        raise TraceError(f"event {index} holds bytes that are not UTF-8 JSON text") from None
-
-
-def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
+def _windows(events: list[Event], host: list[Event], device: list[Event],
              iterations: IterationChoice) -> _Windows:
     """The iterations: the ProfilerSteps; without them the whole trace, or each compiled-region call."""
     steps = sorted((e for e in events if e.cat in ("user_annotation", "cpu_op") and _is_step(e.name)),
@@ -443,21 +211,21 @@ def _windows(events: list[_Event], host: list[_Event], device: list[_Event],
     if not everything:
         raise TraceError("this trace holds ProfilerStep markers and nothing else: no op, launch or kernel events")
     start = min(e.ts for e in everything)
-    whole = _Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, None)
+    whole = Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, None)
     return _Windows([whole], "trace")
 
 
-def _region_calls(host: list[_Event]) -> list[_Event]:
+def _region_calls(host: list[Event]) -> list[Event]:
     """Top-level calls of compiled regions: regions not inside another one (a graph break's resumed frame
     runs inside the frame that broke)."""
-    calls: list[_Event] = []
+    calls: list[Event] = []
     for e in sorted((e for e in host if e.name.startswith(COMPILED_REGION)), key=lambda e: (e.ts, -e.dur)):
         if not calls or e.ts >= calls[-1].end:
             calls.append(e)
     return calls
 
 
-def _repeated_calls(host: list[_Event]) -> int:
+def _repeated_calls(host: list[Event]) -> int:
     """How many top-level calls of one compiled region the trace holds, when it holds several of the same
     frame and nothing else compiled at the top level; 0 otherwise."""
     calls = _region_calls(host)
@@ -489,10 +257,10 @@ def _device_note(other: Counter[str]) -> str:
             f"CUDA and ROCm `kernel`, `gpu_memcpy` and `gpu_memset` events). It draws the CPU side only{shown}")
 
 
-def _forest(events: list[_Event]) -> list[_Event]:
+def _forest(events: list[Event]) -> list[Event]:
     """Nest events of one thread by time containment; returns the roots."""
-    roots: list[_Event] = []
-    stack: list[_Event] = []
+    roots: list[Event] = []
+    stack: list[Event] = []
     events.sort(key=lambda e: (e.ts, -e.dur))
     for e in events:
         while stack and e.ts >= stack[-1].end:
@@ -502,22 +270,22 @@ def _forest(events: list[_Event]) -> list[_Event]:
     return roots
 
 
-def _walk_compute(host: list[_Event], windows: _Windows) -> tuple[
-        list[tuple[int, _Event]], list[tuple[int, _Event]], dict[int, str]]:
+def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
+        list[tuple[int, Event]], list[tuple[int, Event]], dict[int, str]]:
     """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in.
 
     An event that no single iteration holds (a Python frame around the whole loop) is looked inside."""
-    by_thread: dict[Any, list[_Event]] = {}
+    by_thread: dict[Any, list[Event]] = {}
     for e in host:
         if e.cat in _HOST_NESTED:
             e.children = []
             by_thread.setdefault((e.pid, e.tid), []).append(e)
-    compute: list[tuple[int, _Event]] = []
-    regions: list[tuple[int, _Event]] = []
+    compute: list[tuple[int, Event]] = []
+    regions: list[tuple[int, Event]] = []
     graph_of: dict[int, str] = {}
     holding = windows.holding
 
-    def visit(e: _Event, graph: str) -> None:
+    def visit(e: Event, graph: str) -> None:
         iteration = holding(e)
         if iteration is not None:
             if e.name.startswith(REGION_PREFIXES):
@@ -545,28 +313,29 @@ def _is_compute(name: str, cat: str) -> bool:
     return cat == "cpu_op" and name.startswith("aten::") and name not in CPU_VIEW_OPS
 
 
-def _cpu_row(iteration: int, e: _Event, category: str, windows: _Windows) -> tuple[Any, ...]:
+def _cpu_row(iteration: int, e: Event, category: str, windows: _Windows) -> tuple[Any, ...]:
     """A row of the CPU op table, in CPU_OP_COLUMNS' order."""
     return (iteration, normalise_name(e.name), category, e.ts - windows.events[iteration].ts, e.dur)
 
 
 def _shapes(dims: Any) -> str:
     """An op's input shapes as text; decoded here when the fast path left them encoded, and checked then."""
-    if trace_json is not None and isinstance(dims, trace_json.msgspec.Raw):
-        dims = trace_json.value(dims)
+    decoder = trace_events.trace_json
+    if decoder is not None and isinstance(dims, decoder.msgspec.Raw):
+        dims = decoder.value(dims)
         if dims is not None and type(dims) is not list:
             raise TraceError(f"an op has Input Dims {shown(dims)}: not a list")
     return str([d for d in dims if d != []]) if dims else ""
 
 
-def _op_shapes(op: _Event, known: dict[int, str]) -> str:
+def _op_shapes(op: Event, known: dict[int, str]) -> str:
     text = known.get(id(op))
     if text is None:
         text = known[id(op)] = _shapes(op.dims)
     return text
 
 
-def _cpu_kernel(iteration: int, e: _Event, windows: _Windows, graph: str) -> tuple[Any, ...]:
+def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str) -> tuple[Any, ...]:
     name = normalise_name(e.name)
     fused = list(fused_ops_from_name(name)) if name.startswith("cpp_fused") else [name.removeprefix("aten::")]
     return kernel_tuple(
@@ -576,12 +345,12 @@ def _cpu_kernel(iteration: int, e: _Event, windows: _Windows, graph: str) -> tup
         launch_us=None)
 
 
-def _device_kernels(device: list[_Event], host: list[_Event], windows: _Windows, graph_of: dict[int, str]
+def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str]
                     ) -> tuple[list[tuple[Any, ...]], Counter[str], bool]:
     """Rows of the device events that an iteration launched; the count of those it did not, by "kernel" and
     "memory"; and whether events were placed by their own timestamps (a trace with no correlation data)."""
     launch_by_corr = {e.corr: e for e in host if e.corr is not None and e.cat in RUNTIME_CATEGORIES}
-    op_by_ext: dict[Any, _Event] = {}
+    op_by_ext: dict[Any, Event] = {}
     for e in host:
         if e.ext is not None and e.cat in ("cpu_op", "user_annotation"):
             op_by_ext.setdefault(e.ext, e)
@@ -599,7 +368,7 @@ def _device_kernels(device: list[_Event], host: list[_Event], windows: _Windows,
     return rows, excluded, placed_by_time
 
 
-def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | None, windows: _Windows,
+def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None, windows: _Windows,
                 graph_of: dict[int, str], shapes: dict[int, str]) -> tuple[Any, ...]:
     launch_op = op.name if op else (launch.name if launch else "")
     if k.cat != "kernel":
@@ -619,7 +388,7 @@ def _device_row(iteration: int, k: _Event, launch: _Event | None, op: _Event | N
         graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
 
 
-def _stream(k: _Event) -> int:
+def _stream(k: Event) -> int:
     """The device event's stream: `args.stream` (0 is a stream), else torch 1.x's thread name `stream 7`."""
     if k.stream is not None:
         return int(k.stream)

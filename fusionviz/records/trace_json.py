@@ -1,6 +1,6 @@
 """msgspec's decoder for a torch.profiler Chrome trace, reading only the fields the trace reader uses: a 30 MB
 trace decodes in a fraction of the standard library's time and memory, since every other argument of every
-event is skipped instead of built. Imported only where msgspec is installed (`trace.read_document`)."""
+event is skipped instead of built. Imported only where msgspec is installed (`trace_events.read_document`)."""
 
 # No `from __future__ import annotations`: msgspec reads these annotations at run time.
 
@@ -11,7 +11,7 @@ import msgspec
 
 class Args(msgspec.Struct, gc=False):
     """The arguments read, typed as torch.profiler writes them: a value of another type makes the event fall
-    back to the checked path (`trace._add_dict_event`), which says what is wrong when the event matters."""
+    back to the checked path (`trace_events._add_dict_event`), which says what is wrong when the event matters."""
 
     ext: int | None = msgspec.field(default=None, name="External id")
     ext_legacy: int | None = msgspec.field(default=None, name="external id")  # torch 1.x's spelling

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.records import trace
+from fusionviz.records import trace, trace_events
 from fusionviz.records.files import open_file
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -19,7 +19,7 @@ def test_bytes_and_loaded_json_read_alike(path: Path, monkeypatch: pytest.Monkey
     raw = path.read_bytes()
     fast = trace.parse_trace(raw)
     loaded = trace.parse_trace(json.loads(gzip.decompress(raw)))
-    monkeypatch.setattr(trace, "trace_json", None)
+    monkeypatch.setattr(trace_events, "trace_json", None)
     plain = trace.parse_trace(raw)
     for other in (loaded, plain):
         assert other.kernel_columns == fast.kernel_columns

@@ -74,7 +74,7 @@ def test_events_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FUSIONVIZ_MAX_EVENTS", "50")
     message = _refused("FUSIONVIZ_MAX_EVENTS", raw)
     assert "holds 80 events" in message
-    monkeypatch.setattr("fusionviz.records.trace.trace_json", None)  # the standard library's path alike
+    monkeypatch.setattr("fusionviz.records.trace_events.trace_json", None)  # the standard library's path alike
     _refused("FUSIONVIZ_MAX_EVENTS", raw)
 
 
