@@ -18,9 +18,9 @@ from fusionviz.records.files import pair_session
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from ui import backend, sections, state, tables
+from ui.memo import memo
 from ui.page import setup_page
 from ui.text import plain
-from ui.timeline_view import memo
 
 settings = setup_page(
     "Trace explorer",

@@ -18,6 +18,7 @@ from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
 from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view
+from ui.memo import memo
 from ui.text import plain
 
 
@@ -93,9 +94,10 @@ def show_kernel_table(session: Session, key: str) -> None:
     if run is None:
         return
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
-    table = kernel_table(run, all_iterations=every)
+    table = memo(run, ("kernel_table", every), lambda: kernel_table(run, all_iterations=every))
     event = tables.show(table, f"{key}_table_{run.mode}_{every}", on_select="rerun", selection_mode="single-row")
-    st.download_button("Kernel table (CSV)", tables.csv_bytes(table), file_name=f"kernels-{run.mode}.csv",
+    # The files below are written when their button is clicked, not on every rerun of the page.
+    st.download_button("Kernel table (CSV)", lambda: tables.csv_bytes(table), file_name=f"kernels-{run.mode}.csv",
                        mime="text/csv", key=f"{key}_csv_{run.mode}")
     rows = event["selection"]["rows"] if event else []
     if rows:
@@ -110,10 +112,11 @@ def show_stats(session: Session, settings: ChartSettings, key: str) -> None:
     runs = drawable_runs(session)
     if not runs:
         return
-    chart(class_stats_figure(runs, settings), f"{key}_classes")
+    chart(memo(session, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes")
     for run in runs:
         st.markdown(_counts(run))
-        tables.show(kernel_stats(run), f"{key}_stats_{run.mode}", helps=STATS_COLUMNS)
+        stats = memo(run, ("kernel_stats",), lambda r=run: kernel_stats(r))  # type: ignore[misc]
+        tables.show(stats, f"{key}_stats_{run.mode}", helps=STATS_COLUMNS)
 
 
 def _counts(run: ModeRun) -> str:
@@ -130,10 +133,16 @@ def show_downloads(session: Session, key: str) -> None:
     """Session JSON, and each mode's raw Chrome trace (opens in Perfetto or chrome://tracing)."""
     name = f"fusionviz-{session.config.model}-{session.config.dim}x{session.config.batch}"
     cols = st.columns(1 + len(session.runs))
-    cols[0].download_button("Session (JSON)", session.to_json_bytes(), file_name=f"{name}.json",
+    # Written when a button is clicked: a session with its traces is megabytes, serialised on every rerun before.
+    cols[0].download_button("Session (JSON)", session.to_json_bytes, file_name=f"{name}.json",
                             mime="application/json", key=f"{key}_session")
     for col, run in zip(cols[1:], session.runs, strict=True):
-        trace = run.chrome_trace() if run.ok else None
-        if trace:
-            col.download_button(f"{plain(run.mode)} trace (Perfetto)", trace, file_name=f"{name}-{run.mode}.trace.json",
-                                mime="application/json", key=f"{key}_trace_{run.mode}")
+        if run.ok and run.trace_gz_b64:  # kept in the session: inflated when its button is clicked
+            col.download_button(f"{plain(run.mode)} trace (Perfetto)", _trace_file(run),
+                                file_name=f"{name}-{run.mode}.trace.json", mime="application/json",
+                                key=f"{key}_trace_{run.mode}")
+
+
+def _trace_file(run: ModeRun) -> Callable[[], bytes]:
+    """The run's Chrome trace, inflated when asked for (a download button's deferred data)."""
+    return lambda: run.chrome_trace() or b""

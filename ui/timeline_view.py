@@ -8,9 +8,6 @@ window until every kernel in it is drawn; the scroll wheel zooms and drag-pans i
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -31,40 +28,7 @@ from fusionviz.charts.timeline import (
     timeline_figure,
 )
 from fusionviz.records.session import ModeRun, Session
-
-KEPT = 24  # bars and figures kept, most recently used first
-
-
-class _Memo:
-    """A small LRU of values computed from a session: keyed by the session's identity (checked through a weak
-    reference, so a new session that reuses a freed one's id never sees its entries) and the other inputs."""
-
-    def __init__(self, limit: int = KEPT) -> None:
-        self._items: OrderedDict[tuple[Any, ...], tuple[weakref.ref[Any], Any]] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def get(self, owner: Any, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-        full = (id(owner), *key)
-        with self._lock:
-            hit = self._items.get(full)
-            if hit is not None and hit[0]() is owner:
-                self._items.move_to_end(full)
-                return hit[1]
-        value = make()
-        with self._lock:
-            self._items[full] = (weakref.ref(owner), value)
-            while len(self._items) > self._limit:
-                self._items.popitem(last=False)
-        return value
-
-
-_MEMO = _Memo()
-
-
-def memo(owner: Any, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
-    """`make()`, computed once per `owner` object (a Session, a ModeRun) and `key` while both are in use."""
-    return _MEMO.get(owner, key, make)
+from ui.memo import memo
 
 
 def kernel_names(run: ModeRun) -> list[str]:

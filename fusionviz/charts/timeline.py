@@ -378,12 +378,12 @@ def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], 
     edges = np.maximum.accumulate(edges)  # a bar inside the previous one (overlap) keeps its start, ends there
     z = np.full(len(edges) - 1, np.nan)
     z[0::2] = codes[order]
-    cells = go.Heatmap(x=edges, y=[y], z=[z], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
+    cells = go.Heatmap(x=edges, y=[y], z=z[None, :], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
                        showscale=False, hoverongaps=False, name=name, hoverinfo="skip")
     if text is not None:  # else the lane's hover comes from elsewhere (the kernels' click markers)
         labels = np.full(len(edges) - 1, "", dtype=object)
         labels[0::2] = text[order]
-        cells.update(text=[labels], hovertemplate="%{text}<extra></extra>", hoverinfo=None)
+        cells.update(text=labels[None, :], hovertemplate="%{text}<extra></extra>", hoverinfo=None)
     return cells
 
 
