@@ -20,6 +20,7 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.timeline import (
     CLICK_KERNELS,
     DETAIL_KERNELS,
+    highlight,
     kernels_in_window,
     level_of_detail,
     matching_kernels,
@@ -89,8 +90,11 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     title = ("Kernel timeline: the whole trace" if whole else
              "Kernel timeline: all profiled iterations" if every else
              f"Kernel timeline: iteration {step}" if step is not None else None)
-    fig = memo(session, ("figure", every, step, window, search.strip(), settings),
-               lambda: timeline_figure(session, bars, settings, title, window=window, search=search))
+    drawn = memo(session, ("figure", every, step, window, settings),
+                 lambda: timeline_figure(session, bars, settings, title, window=window))
+    fig = drawn if not search.strip() else memo(  # the figure drawn already, with one layer more
+        session, ("highlighted", every, step, window, settings, search.strip()),
+        lambda: highlight(drawn, session, bars, search, window=window))
     level = level_of_detail(bars, window)
     if level == "svg":
         config = camera_options(settings, f"fusionviz-{key}")

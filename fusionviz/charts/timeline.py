@@ -245,9 +245,9 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
     lanes = timeline_lanes(session, bars)
     text = title or "Kernel timeline: one steady iteration per mode"
     if len(bars) > SVG_BARS:
-        fig = _large_figure(session, bars, lanes, window, search)
+        fig = _large_figure(session, bars, lanes, window)
     else:
-        fig = _svg_figure(session, bars, search)
+        fig = _svg_figure(session, bars)
     bottom = max(lane.y for lane in lanes) if lanes else 0.0
     fig.update_yaxes(tickvals=[lane.y for lane in lanes], ticktext=[lane.label for lane in lanes],
                      autorange="reversed", showgrid=False, zeroline=False, range=[bottom + 0.5, -0.6])
@@ -263,10 +263,37 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
     blocks = len(drawable_runs(session))
     extra = max(len(lanes) - 2 * blocks, 0)  # further streams' lanes
     height = 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
-    return style(fig, settings, text, height)
+    fig = style(fig, settings, text, height)
+    return highlight(fig, session, bars, search, window=window) if search.strip() else fig
 
 
-def _svg_figure(session: Session, bars: pd.DataFrame, search: str) -> go.Figure:
+def highlight(fig: go.Figure, session: Session, bars: pd.DataFrame, search: str, *,
+              window: tuple[float, float] | None = None) -> go.Figure:
+    """A copy of `fig` (drawn by `timeline_figure` from these bars and window) with the kernels whose name
+    contains `search` (any case) marked in red, as bars, cells or time slices like the figure's own: a search adds
+    one layer to a figure already drawn instead of drawing it again."""
+    matches = matching_kernels(in_window(bars, window) if len(bars) > SVG_BARS else bars, search)
+    if not len(matches):
+        return fig
+    out = go.Figure(fig)
+    label = f"matches “{search.strip()}”"
+    level = level_of_detail(bars, window)
+    if level == "svg":
+        mark = _bar(matches, label, "rgba(0,0,0,0)", _KERNEL_W, _KERNEL_HOVER)
+        mark.marker.line = {"width": 2.5, "color": HIGHLIGHT_COLOUR}
+        mark.hoverinfo, mark.hovertemplate = "skip", None
+        out.add_trace(mark)
+    elif level == "kernels":
+        for y in sorted(matches.y.unique()):
+            rows = matches[matches.y == y]
+            out.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None, label))
+    else:
+        lanes = [lane for lane in timeline_lanes(session, bars) if lane.kind == "kernel"]
+        out.add_trace(_bins_trace(matches, lanes, window, bars, label, colour=HIGHLIGHT_COLOUR))
+    return out
+
+
+def _svg_figure(session: Session, bars: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     regions = bars[bars.lane == "region"]
     if len(regions):
@@ -290,12 +317,6 @@ def _svg_figure(session: Session, bars: pd.DataFrame, search: str) -> go.Figure:
     calls = bars[bars.lane == "graph_call"]
     if len(calls):
         fig.add_trace(_bar(calls, "compiled graph call", CPU_COLOURS["graph_call"], _CALL_W, _CPU_HOVER))
-    matches = matching_kernels(bars, search)
-    if len(matches):
-        mark = _bar(matches, f"matches “{search}”", "rgba(0,0,0,0)", _KERNEL_W, _KERNEL_HOVER)
-        mark.marker.line = {"width": 2.5, "color": HIGHLIGHT_COLOUR}
-        mark.hoverinfo, mark.hovertemplate = "skip", None
-        fig.add_trace(mark)
     _add_breaks(fig, session, bars)
     return fig
 
@@ -400,13 +421,12 @@ def _cpu_text(rows: pd.DataFrame) -> np.ndarray:
                                                           strict=True)], dtype=object)
 
 
-def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None,
-                  search: str) -> go.Figure:
+def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
+                  window: tuple[float, float] | None) -> go.Figure:
     """Kernels in the window one by one (heatmap cells per lane, invisible markers to click), or time slices."""
     fig = go.Figure()
     shown = in_window(bars, window)
     kernels = shown[shown.lane == "kernel"]
-    matches = matching_kernels(shown, search)
     if len(kernels) <= DETAIL_KERNELS:
         classes = {c: i for i, c in enumerate(KERNEL_CLASSES)}
         colours = [CLASS_COLOURS[c] for c in KERNEL_CLASSES]
@@ -421,10 +441,6 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], windo
             rows = cpu[cpu.y == y]
             codes = rows.kind.where(rows.lane != "graph_call", "graph_call").map(kinds).fillna(0).to_numpy(dtype=float)
             fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], _cpu_text(rows), "CPU"))
-        for y in sorted(matches.y.unique()):
-            rows = matches[matches.y == y]
-            fig.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None,
-                                 f"matches “{search.strip()}”"))
         if clickable:
             # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
             # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).
@@ -439,9 +455,6 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane], windo
                                          marker={"symbol": "square", "size": 12, "color": CLASS_COLOURS[kernel_class]}))
     else:
         fig.add_trace(_bins_trace(shown[shown.lane.isin(["kernel", "cpu"])], lanes, window, bars, "busy"))
-        if len(matches):
-            fig.add_trace(_bins_trace(matches, [lane for lane in lanes if lane.kind == "kernel"], window, bars,
-                                      f"matches “{search.strip()}”", colour=HIGHLIGHT_COLOUR))
     regions = shown[shown.lane == "region"]
     for region in regions.iloc[:REGIONS_DRAWN].itertuples():
         fig.add_vrect(x0=region.start_us, x1=region.start_us + region.dur_us, fillcolor=REGION_FILL, line_width=0,

@@ -152,3 +152,23 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     assert not [t for t in crowded.data if t.name == "click"] and crowded.layout.dragmode == "select"  # a box narrows
     assert all(t.text is not None for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels")
     assert len(matching_kernels(bars, "gemm")) == 2 and matching_kernels(bars, " ").empty
+
+
+@pytest.mark.parametrize("window", [None, (0.0, 50.0)])
+def test_a_search_adds_one_layer_to_the_figure_drawn(monkeypatch: pytest.MonkeyPatch,
+                                                      window: tuple[float, float] | None) -> None:
+    session = session_from_trace(streams_trace(), "s")
+    bars = timeline_bars(session, all_iterations=True)
+    for svg_bars in (10_000, 2):  # SVG bars, then cells or time slices
+        monkeypatch.setattr(timeline, "SVG_BARS", svg_bars)
+        monkeypatch.setattr(timeline, "DETAIL_KERNELS", 3)
+        drawn = timeline_figure(session, bars, window=window)
+        before = drawn.to_json()
+        marked = timeline.highlight(drawn, session, bars, " gemm ", window=window)
+        assert drawn.to_json() == before  # the cached figure is left as it was
+        added = marked.data[len(drawn.data):]
+        assert added and all(t.name.startswith("matches “gemm”") for t in added)
+        assert [t.to_json() for t in marked.data[:len(drawn.data)]] == [t.to_json() for t in drawn.data]
+        assert timeline.highlight(drawn, session, bars, "no such kernel", window=window) is drawn
+        searched = timeline_figure(session, bars, window=window, search="gemm")
+        assert [t.name for t in searched.data] == [t.name for t in marked.data]
