@@ -81,10 +81,16 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     if st.session_state.get(f"{key}_choice") != choice:  # another step: start from the whole of it
         st.session_state[f"{key}_choice"] = choice
         st.session_state[window_key] = None
+    else:  # a box drawn on the chart narrows the window before anything is drawn: one run, one figure sent
+        chart_state = st.session_state.get(f"{key}_gl{st.session_state.get(generation_key, 0)}")
+        box = _box(chart_state.get("selection") or {}) if chart_state else None
+        if box is not None and box != st.session_state.get(window_key):
+            st.session_state[window_key] = box
+            st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1  # a chart without it
     window: tuple[float, float] | None = st.session_state.get(window_key)
-    if window is not None and controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again"):
-        st.session_state[window_key] = window = None
-        st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
+    if window is not None:  # a callback: the run it starts draws the whole window, without the button
+        controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
+                            on_click=_whole, args=(window_key, generation_key))
 
     whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in runs)
     title = ("Kernel timeline: the whole trace" if whole else
@@ -105,17 +111,17 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
                                 selection_mode=("points", "box"), config=config)
     _caption(level, bars, search, window)
     selection = event["selection"] if event else {}
-    box = _box(selection)
-    if box is not None and box != window:
-        st.session_state[window_key] = box
-        st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
-        st.rerun(scope="fragment")
-    picked = selected_kernel(selection.get("points", [])) if box is None else None  # a box zooms, it picks none
+    picked = selected_kernel(selection.get("points", [])) if _box(selection) is None else None  # a box picks none
     if picked:
         mode, row = picked
         run = session.run(mode)
         if run is not None:
             show_code(run, kernel_names(run)[row])
+
+
+def _whole(window_key: str, generation_key: str) -> None:
+    st.session_state[window_key] = None
+    st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
 
 
 def _box(selection: dict[str, Any]) -> tuple[float, float] | None:
