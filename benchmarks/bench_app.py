@@ -3,6 +3,10 @@ first open, view switches (all iterations, another step, a search), a kernel cli
 timeline, the presentation toggle, and page switches; each the time from the click or key to the answer on
 screen (the awaited text or chart there, and Streamlit's run finished).
 
+The peer, in the same run: Streamlit alone (a two-widget app, `PEER_APP`) swapping the same two timeline
+figures, built by fusionviz and kept in memory, on a checkbox; and the same app swapping a line of text, the
+floor of any Streamlit answer on this machine and browser. What fusionviz adds is the difference.
+
     .venv/bin/python benchmarks/bench_app.py [TRACE] [--rounds 3]
 
 The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
@@ -108,31 +112,105 @@ def drag(page: Page, box: dict[str, float], start: float, end: float) -> None:
     page.mouse.up()
 
 
+PEER_APP = """
+import pathlib
+
+import plotly.io as pio
+import streamlit as st
+
+HERE = pathlib.Path(__file__).parent
+
+
+@st.cache_resource
+def figure(name):
+    return pio.from_json((HERE / name).read_text())
+
+
+every = st.checkbox("All profiled iterations")
+if st.query_params.get("view") == "text":
+    st.write("state: on" if every else "state: off")
+else:
+    st.plotly_chart(figure("all.json" if every else "one.json"), key="peer", on_select="rerun",
+                    selection_mode=("points", "box"), config={"scrollZoom": True})
+"""
+
+
+def write_peer(folder: Path, trace: Path) -> Path:
+    """The peer app and the two figures it swaps: the big trace's timeline, one iteration and all of them, as
+    the Trace explorer draws them (default settings)."""
+    sys.path.insert(0, str(ROOT))
+    from fusionviz.charts.timeline import timeline_bars, timeline_figure
+    from fusionviz.records.files import open_file
+    from fusionviz.records.limits import read_file
+
+    session = open_file(read_file(trace), trace.name)
+    for name, every in (("one.json", False), ("all.json", True)):
+        bars = timeline_bars(session, all_iterations=every)
+        title = "Kernel timeline: all profiled iterations" if every else None
+        (folder / name).write_text(timeline_figure(session, bars, title=title).to_json())
+    (folder / "peer.py").write_text(PEER_APP)
+    return folder / "peer.py"
+
+
+def serve(script: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """`streamlit run script` on a free port, as a user starts it (the project's .streamlit/config.toml
+    applies: run from the checkout)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.port",
+         str(port), "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def open_page(page: Page, url: str) -> None:
+    """Go to `url`, waiting for its server to start."""
+    for _ in range(120):
+        try:
+            page.goto(url, timeout=5_000)
+            return
+        except Exception:
+            time.sleep(0.5)
+
+
+def peer_round(page: Page, url: str, times: dict[str, list[float]], switches: int = 3) -> None:
+    """One round of the peer: `switches` on/off pairs of the two figures, then of the line of text."""
+    open_page(page, url)
+    timed(page, lambda: None, timeline_title("Kernel timeline"))
+    box = page.get_by_text("All profiled iterations").first
+    for _ in range(switches):
+        times.setdefault("peer: Streamlit alone, the same figures: all iterations on", []).append(timed(
+            page, box.click, timeline_title("Kernel timeline: all profiled iterations")))
+        times.setdefault("peer: Streamlit alone, the same figures: all iterations off", []).append(timed(
+            page, box.click, timeline_title("Kernel timeline: one steady iteration")))
+    open_page(page, f"{url}/?view=text")
+    timed(page, lambda: None, text_shown("state: off"))
+    box = page.get_by_text("All profiled iterations").first
+    for _ in range(switches):
+        for state in ("on", "off"):
+            times.setdefault("peer: Streamlit alone, a line of text (the floor)", []).append(timed(
+                page, box.click, text_shown(f"state: {state}")))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="fusionviz-bench-"))
-    shutil.copy(args.trace, folder / Path(args.trace).name)
-    port = free_port()
+    trace = folder / Path(args.trace).name
+    shutil.copy(args.trace, trace)
+    peer_folder = folder / "peer"
+    peer_folder.mkdir()
     env = {**os.environ, "FUSIONVIZ_SESSIONS_DIR": str(folder)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    server, url = serve(ROOT / "app.py", env)
+    peer, peer_url = serve(write_peer(peer_folder, trace), env)
     times: dict[str, list[float]] = {}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1600, "height": 1400})
-            for _ in range(120):
-                try:
-                    page.goto(f"{url}/Trace_explorer", timeout=5_000)
-                    break
-                except Exception:
-                    time.sleep(0.5)
+            open_page(page, f"{url}/Trace_explorer")
             first = timed(page, lambda: None, timeline_title("Kernel timeline") + " && "
                           + text_shown("Per-kernel statistics"))
             print(f"first open of the trace (read, cached from then on): {first:.2f} s", flush=True)
@@ -206,12 +284,14 @@ def main() -> int:
                 record("page switch: back to Trace explorer", []).append(timed(
                     page, lambda n=nav: n.get_by_text("Trace explorer").click(),
                     timeline_title("Kernel timeline") + " && " + text_shown("Per-kernel statistics")))
+                peer_round(page, peer_url, times)
                 print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
             version = browser.version
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in (server, peer):
+            process.terminate()
+            process.wait(timeout=30)
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nChromium {version}, streamlit run app.py; seconds from the click to the answer on screen, median of "
           f"{args.rounds} (min–max):\n")
