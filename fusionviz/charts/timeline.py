@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -154,7 +154,8 @@ def timeline_lanes(session: Session, bars: pd.DataFrame) -> list[Lane]:
     for run in drawable_runs(session):
         mine = bars[bars["mode"] == run.mode]
         kernels = mine[mine.lane == "kernel"]
-        streams = sorted({(float(y), int(s)) for y, s in zip(kernels.y, kernels.stream, strict=True)})
+        pairs = kernels[["y", "stream"]].drop_duplicates()  # one per lane, however many kernels
+        streams = sorted((float(y), int(s)) for y, s in zip(pairs.y, pairs.stream, strict=True))
         top = min([y for y, _ in streams] + [float(mine.y.min()) if len(mine) else 0.0])
         if not streams:
             streams = [(top, -1)]
@@ -286,7 +287,7 @@ def highlight(fig: go.Figure, session: Session, bars: pd.DataFrame, search: str,
     elif level == "kernels":
         for y in sorted(matches.y.unique()):
             rows = matches[matches.y == y]
-            out.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], None, label))
+            out.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], label))
     else:
         lanes = [lane for lane in timeline_lanes(session, bars) if lane.kind == "kernel"]
         out.add_trace(_bins_trace(matches, lanes, window, bars, label, colour=HIGHLIGHT_COLOUR))
@@ -386,39 +387,54 @@ def _colourscale(colours: list[str]) -> list[list[Any]]:
     return scale
 
 
-def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], text: np.ndarray | None,
-           name: str) -> go.Heatmap:
+def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], name: str,
+           hover: Literal["kernel", "cpu"] | None = None) -> go.Heatmap:
     """One lane's bars as the cells of a one-row heatmap: cell edges at every bar's start and end, a bar's
     cell coloured by its code, the gaps between bars empty. The browser draws it as one image, so it redraws
-    a zoom or a pan of thousands of bars in a fraction of what SVG bars or WebGL lines take."""
+    a zoom or a pan of thousands of bars in a fraction of what SVG bars or WebGL lines take.
+
+    `hover` gives each bar its hover (else the lane's hover comes from elsewhere, the kernels' click markers):
+    names and classes as text, the lane's mode in the template, the numbers as a binary float32 array the
+    template formats. Every byte of a figure is sent, parsed and re-themed twice by Streamlit on each redraw;
+    written out in full, the hovers were two thirds of a large one-iteration figure."""
     order = np.argsort(rows.start_us.to_numpy(dtype=float), kind="stable")
     starts = rows.start_us.to_numpy(dtype=float)[order]
     ends = starts + rows.dur_us.to_numpy(dtype=float)[order]
     edges = np.empty(2 * len(starts))
     edges[0::2], edges[1::2] = starts, ends
     edges = np.maximum.accumulate(edges)  # a bar inside the previous one (overlap) keeps its start, ends there
-    z = np.full(len(edges) - 1, np.nan)
+    z = np.full(len(edges) - 1, np.nan, dtype=np.float32)  # class codes, gaps NaN: four bytes a cell suffice
     z[0::2] = codes[order]
     cells = go.Heatmap(x=edges, y=[y], z=z[None, :], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
                        showscale=False, hoverongaps=False, name=name, hoverinfo="skip")
-    if text is not None:  # else the lane's hover comes from elsewhere (the kernels' click markers)
+    if hover is not None:
+        shown = rows.iloc[order]
         labels = np.full(len(edges) - 1, "", dtype=object)
-        labels[0::2] = text[order]
-        cells.update(text=labels[None, :], hovertemplate="%{text}<extra></extra>", hoverinfo=None)
+        labels[0::2] = _labels(shown, hover)
+        numbers = np.full((len(edges) - 1, 3), np.nan, dtype=np.float32)
+        numbers[0::2] = shown[["dur_us", "at_us", "iteration"]].to_numpy(dtype=np.float32)
+        mode = str(shown["mode"].iloc[0]).replace("%{", "%\u200b{") if len(shown) else ""  # one mode's lane;
+        # a mode named like a template field is shown as written
+        cells.update(text=labels[None, :], customdata=numbers[None, :, :], hoverinfo=None,
+                     hovertemplate=f"%{{text}} · {mode}<br>duration %{{customdata[0]:.1f}} µs, start "
+                                   f"%{{customdata[1]:.1f}} µs in iteration %{{customdata[2]}}<extra></extra>")
     return cells
 
 
+def _labels(rows: pd.DataFrame, hover: Literal["kernel", "cpu"]) -> np.ndarray:
+    """The words of each bar's hover: its name (a kernel's short name) and class or CPU category."""
+    names = rows.name.map(short_name) if hover == "kernel" else rows.name
+    lane = "" if hover == "kernel" else "CPU "
+    return np.array([f"<b>{name}</b><br>{lane}{kind}" for name, kind in zip(names, rows.kind, strict=True)],
+                    dtype=object)
+
+
 def _kernel_text(rows: pd.DataFrame) -> np.ndarray:
+    """A kernel's whole hover as text, for the click markers (a scatter's customdata holds its click ids)."""
     return np.array([f"<b>{short}</b><br>{mode} · {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs in iteration {it}"
                      for short, mode, kind, dur, at, it in zip(rows.name.map(short_name), rows["mode"], rows.kind,
                                                                rows.dur_us, rows.at_us, rows.iteration, strict=True)],
                     dtype=object)
-
-
-def _cpu_text(rows: pd.DataFrame) -> np.ndarray:
-    return np.array([f"<b>{name}</b><br>{mode} · CPU {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs"
-                     for name, mode, kind, dur, at in zip(rows.name, rows["mode"], rows.kind, rows.dur_us, rows.at_us,
-                                                          strict=True)], dtype=object)
 
 
 def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
@@ -434,13 +450,13 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
         for y in sorted(kernels.y.unique()):
             rows = kernels[kernels.y == y]
             codes = rows.kind.map(classes).fillna(classes["other"]).to_numpy(dtype=float)
-            fig.add_trace(_cells(rows, float(y), codes, colours, None if clickable else _kernel_text(rows), "kernels"))
+            fig.add_trace(_cells(rows, float(y), codes, colours, "kernels", None if clickable else "kernel"))
         cpu = shown[shown.lane.isin(["cpu", "graph_call"])]
         kinds = {k: i for i, k in enumerate(_CPU_KINDS)}
         for y in sorted(cpu.y.unique()):
             rows = cpu[cpu.y == y]
             codes = rows.kind.where(rows.lane != "graph_call", "graph_call").map(kinds).fillna(0).to_numpy(dtype=float)
-            fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], _cpu_text(rows), "CPU"))
+            fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], "CPU", "cpu"))
         if clickable:
             # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
             # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).

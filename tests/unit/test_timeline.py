@@ -150,7 +150,11 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     monkeypatch.setattr(timeline, "CLICK_KERNELS", 1)  # more kernels than that: no marker layer, hover on the cells
     crowded = timeline_figure(session, bars, window=(0.0, 50.0))
     assert not [t for t in crowded.data if t.name == "click"] and crowded.layout.dragmode == "select"  # a box narrows
-    assert all(t.text is not None for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels")
+    cells = {float(t.y[0]): t for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels"}
+    gemm = cells[0.0]  # the first step's GEMM: 30 µs from 10 µs into iteration 0
+    assert list(gemm.text[0]) == ["<b>nvjet_tst_gemm</b><br>gemm"]
+    assert gemm.customdata[0][0].tolist() == [30.0, 10.0, 0.0]
+    assert gemm.customdata.dtype == np.float32 and " · s<br>" in gemm.hovertemplate
     assert len(matching_kernels(bars, "gemm")) == 2 and matching_kernels(bars, " ").empty
 
 
