@@ -3,9 +3,10 @@ first open, view switches (all iterations, another step, a search), a kernel cli
 timeline, the presentation toggle, and page switches; each the time from the click or key to the answer on
 screen (the awaited text or chart there, and Streamlit's run finished).
 
-The peer, in the same run: Streamlit alone (a two-widget app, `PEER_APP`) swapping the same two timeline
-figures, built by fusionviz and kept in memory, on a checkbox; and the same app swapping a line of text, the
-floor of any Streamlit answer on this machine and browser. What fusionviz adds is the difference.
+The peers, in the same run: Streamlit alone (a two-widget app, `PEER_APP`) swapping the same two timeline
+figures, built by fusionviz and kept in memory, on a checkbox; the same app swapping a line of text, the floor
+of any Streamlit answer on this machine and browser; and Plotly alone, redrawing one plot from one of those
+figures to the other (`Plotly.react` on a blank page, no server). What fusionviz adds is the difference.
 
     .venv/bin/python benchmarks/bench_app.py [TRACE] [--rounds 3]
 
@@ -192,6 +193,34 @@ def peer_round(page: Page, url: str, times: dict[str, list[float]], switches: in
                 page, box.click, text_shown(f"state: {state}")))
 
 
+PLOTLY_REDRAW = """async ([from, to]) => {
+  const frame = () => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)));
+  const plot = document.getElementById('plot');
+  await Plotly.newPlot(plot, JSON.parse(window.figures[from]));
+  await frame();
+  const started = performance.now();
+  const figure = JSON.parse(window.figures[to]);
+  await Plotly.react(plot, figure.data, figure.layout);
+  await frame();
+  return (performance.now() - started) / 1000;
+}"""
+
+
+def plotly_round(page: Page, folder: Path, times: dict[str, list[float]], switches: int = 3) -> None:
+    """Plotly alone: the plot redrawn from one figure to the other on a blank page, parse and frame included."""
+    from plotly.offline import get_plotlyjs
+
+    page.set_content('<div id="plot" style="width: 1550px"></div>')
+    page.add_script_tag(content=get_plotlyjs())
+    page.evaluate("figures => { window.figures = figures; }",
+                  {name: (folder / f"{name}.json").read_text() for name in ("one", "all")})
+    for _ in range(switches):
+        times.setdefault("peer: Plotly alone, redrawing the same figures: all iterations on", []).append(
+            page.evaluate(PLOTLY_REDRAW, ["one", "all"]))
+        times.setdefault("peer: Plotly alone, redrawing the same figures: all iterations off", []).append(
+            page.evaluate(PLOTLY_REDRAW, ["all", "one"]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
@@ -285,6 +314,7 @@ def main() -> int:
                     page, lambda n=nav: n.get_by_text("Trace explorer").click(),
                     timeline_title("Kernel timeline") + " && " + text_shown("Per-kernel statistics")))
                 peer_round(page, peer_url, times)
+                plotly_round(page, peer_folder, times)
                 print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
             version = browser.version
             browser.close()
