@@ -3,7 +3,8 @@ chart, a clicked kernel) rerun this section only, and its bars and figures are k
 so a rerun redraws from memory instead of rebuilding.
 
 Level of detail (see `charts.timeline`): a large timeline starts as time slices; a box drawn on it narrows the
-window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser.
+window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser. A large
+timeline is drawn on a plot that stays mounted (`ui.plotly_view`): a switch redraws it in place.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from fusionviz.charts.timeline import (
 )
 from fusionviz.records.session import ModeRun, Session
 from ui.memo import memo
+from ui.plotly_view import box_of, plotly_view
 
 
 def kernel_names(run: ModeRun) -> list[str]:
@@ -76,21 +78,15 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return
-    window_key, generation_key = f"{key}_window", f"{key}_generation"
+    window_key, plot_key = f"{key}_window", f"{key}_plot"
     choice = (every, step)
     if st.session_state.get(f"{key}_choice") != choice:  # another step: start from the whole of it
         st.session_state[f"{key}_choice"] = choice
         st.session_state[window_key] = None
-    else:  # a box drawn on the chart narrows the window before anything is drawn: one run, one figure sent
-        chart_state = st.session_state.get(f"{key}_gl{st.session_state.get(generation_key, 0)}")
-        box = _box(chart_state.get("selection") or {}) if chart_state else None
-        if box is not None and box != st.session_state.get(window_key):
-            st.session_state[window_key] = box
-            st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1  # a chart without it
     window: tuple[float, float] | None = st.session_state.get(window_key)
     if window is not None:  # a callback: the run it starts draws the whole window, without the button
         controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
-                            on_click=_whole, args=(window_key, generation_key))
+                            on_click=_set_window, args=(window_key, None))
 
     whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in runs)
     title = ("Kernel timeline: the whole trace" if whole else
@@ -105,13 +101,13 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     if level == "svg":
         config = camera_options(settings, f"fusionviz-{key}")
         event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", config=config)
-    else:
+        picked = selected_kernel(event["selection"].get("points", []) if event else [])
+    else:  # a box drawn on it narrows the window in a callback, before the run it starts draws
+        figure_json = memo(fig, ("json",), fig.to_json)
         config = {**camera_options(settings, f"fusionviz-{key}"), "scrollZoom": True}
-        event = st.plotly_chart(fig, key=f"{key}_gl{st.session_state.get(generation_key, 0)}", on_select="rerun",
-                                selection_mode=("points", "box"), config=config)
+        events = plotly_view(figure_json, plot_key, config, on_box=lambda: _narrow(plot_key, window_key))
+        picked = selected_kernel([{"customdata": events.click}]) if events.click is not None else None
     _caption(level, bars, search, window)
-    selection = event["selection"] if event else {}
-    picked = selected_kernel(selection.get("points", [])) if _box(selection) is None else None  # a box picks none
     if picked:
         mode, row = picked
         run = session.run(mode)
@@ -119,18 +115,15 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
             show_code(run, kernel_names(run)[row])
 
 
-def _whole(window_key: str, generation_key: str) -> None:
-    st.session_state[window_key] = None
-    st.session_state[generation_key] = st.session_state.get(generation_key, 0) + 1
+def _set_window(window_key: str, window: tuple[float, float] | None) -> None:
+    st.session_state[window_key] = window
 
 
-def _box(selection: dict[str, Any]) -> tuple[float, float] | None:
-    """The x range of a box drawn on the chart, if any."""
-    for box in selection.get("box", []) or []:
-        xs = box.get("x") or []
-        if len(xs) >= 2 and float(xs[0]) != float(xs[-1]):
-            return float(min(xs)), float(max(xs))
-    return None
+def _narrow(plot_key: str, window_key: str) -> None:
+    """A box drawn on the plot becomes the window (a callback: the rerun it starts draws the new window)."""
+    box = box_of((st.session_state.get(plot_key) or {}).get("box"))
+    if box is not None:
+        _set_window(window_key, box)
 
 
 def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None) -> None:

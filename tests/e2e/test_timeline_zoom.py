@@ -16,6 +16,9 @@ from tests.synthetic import encoded, gpu_trace
 
 KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detailed view draws, so it starts as slices
 
+TIMELINE_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
+    .some(t => t.textContent.startsWith('Kernel timeline'))"""
+
 PLOT_BOX = """() => {
   const plot = [...document.querySelectorAll('.js-plotly-plot')]
       .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
@@ -64,6 +67,7 @@ def test_a_box_narrows_a_large_timeline_until_each_kernel_can_be_clicked(server:
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{server}/Trace_explorer")
     page.get_by_text("slices of time").wait_for(timeout=120_000)
+    page.wait_for_function(TIMELINE_DRAWN, timeout=60_000)  # plotly.js is read once, after the page's text
     settle(page)
 
     drag(page, 0.40, 0.60)  # a fifth of 8,000 kernels: each drawn, more than can be clicked

@@ -1,0 +1,46 @@
+// One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
+// point or a box drawn on it goes back to Python as a trigger value. plotly.js is read once per page: from
+// data.plotly_url (the app's static files, cached by the browser) or, where the app could not write that
+// file, from the fusionviz.plotly_js element mounted beside this one.
+export default function ({ data, parentElement, setTriggerValue }) {
+  if (data.plotly_url && !globalThis.Plotly && !globalThis.fusionvizPlotlyRequested) {
+    globalThis.fusionvizPlotlyRequested = true;
+    const script = document.createElement("script");
+    script.src = new URL(data.plotly_url, document.baseURI).href;
+    document.head.appendChild(script);
+  }
+  let plot = parentElement.querySelector(".fusionviz-plot");
+  if (!plot) {
+    plot = document.createElement("div");
+    plot.className = "fusionviz-plot";
+    plot.style.width = "100%";
+    parentElement.appendChild(plot);
+  }
+  const draw = () => {
+    const Plotly = globalThis.Plotly;
+    if (!Plotly) {  // plotly.js is still being read
+      setTimeout(draw, 10);
+      return;
+    }
+    const figure = JSON.parse(data.figure);
+    // As Streamlit's own charts on the same page: the page's font, the title in bold at the left.
+    const font = { family: getComputedStyle(parentElement.host || plot).fontFamily, ...(figure.layout.font || {}) };
+    const title = figure.layout.title || {};
+    const layout = { ...figure.layout, font, autosize: true,
+      title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
+    Plotly.react(plot, figure.data, layout, { ...data.config, responsive: true });
+    if (!plot.fusionvizEvents) {
+      plot.fusionvizEvents = true;
+      // The page's width changes without a window resize too (the sidebar folds away in presentation mode).
+      new ResizeObserver(() => Plotly.Plots.resize(plot)).observe(plot);
+      plot.on("plotly_click", (event) => {
+        const point = event && event.points && event.points[0];
+        if (point && point.customdata !== undefined) setTriggerValue("click", point.customdata);
+      });
+      plot.on("plotly_selected", (event) => {
+        if (event && event.range && event.range.x) setTriggerValue("box", event.range.x);
+      });
+    }
+  };
+  draw();
+}

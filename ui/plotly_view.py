@@ -1,0 +1,80 @@
+"""A Plotly chart that stays mounted, for the large timelines: a new figure redraws the same plot in place.
+
+`st.plotly_chart` makes each new figure a new element: it remounts, passes the figure's JSON through its
+theme twice and draws it twice, 0.21-0.26 s per switch on the benchmark machine where Plotly's own redraw takes
+0.02-0.03 s (benchmarks/RESULTS.md). This element (Streamlit's components v2) keeps one plot per key and calls
+`Plotly.react` on it. plotly.js, the copy plotly.py bundles, is written once to the app's static files
+(`static/`, served by `server.enableStaticServing`) so the browser caches it across pages and visits; where that
+folder cannot be written, an element of its own carries it (sent once per browser session).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import plotly
+import streamlit as st
+from plotly.offline import get_plotlyjs
+
+STATIC = Path(__file__).resolve().parents[1] / "static"  # beside app.py, the script `streamlit run` is given
+_PLOT = st.components.v2.component(
+    "fusionviz.plotly_view", js=Path(__file__).with_name("plotly_view.js").read_text(), isolate_styles=False)
+_PLOTLY_JS = st.components.v2.component(
+    "fusionviz.plotly_js", js="if (!globalThis.Plotly) {\n" + get_plotlyjs() + "\n}\nexport default function () {}",
+    isolate_styles=False)
+
+
+@cache
+def plotly_url() -> str | None:
+    """The URL of plotly.js among the app's static files, written there the first time; None if it cannot be."""
+    name = f"plotly-{plotly.__version__}.min.js"
+    path = STATIC / name
+    try:
+        if not path.exists():
+            STATIC.mkdir(exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=STATIC, suffix=".tmp", delete=False) as out:
+                out.write(get_plotlyjs())
+            os.chmod(out.name, 0o644)
+            os.replace(out.name, path)  # whole or absent, for a second server starting at the same time
+    except OSError:
+        return None
+    return f"app/static/{name}"
+
+
+@dataclass(frozen=True)
+class PlotEvents:
+    """What the user did on the plot in the run that this one answers: the customdata of a clicked point, and
+    the x range of a box drawn on it (µs, low to high)."""
+
+    click: list[Any] | None
+    box: tuple[float, float] | None
+
+
+def box_of(value: Any) -> tuple[float, float] | None:
+    """A box's x range as (low, high), or None where the value is not two distinct numbers."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return None
+    try:
+        low, high = sorted(float(x) for x in value)
+    except (TypeError, ValueError):
+        return None
+    return (low, high) if low < high else None
+
+
+def plotly_view(figure_json: str, key: str, config: dict[str, Any],
+                on_box: Callable[[], None] | None = None) -> PlotEvents:
+    """The figure (Plotly JSON) on a plot kept under `key`; `on_box` runs before the rerun a box starts (it
+    reads the box from `st.session_state[key]["box"]`)."""
+    url = plotly_url()
+    result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url},
+                   on_click_change=lambda: None, on_box_change=on_box or (lambda: None))
+    if url is None:
+        _PLOTLY_JS(key=f"{key}_plotly_js")
+    click = result.get("click") if result else None
+    return PlotEvents(click if isinstance(click, list) else None, box_of(result.get("box") if result else None))
