@@ -1,9 +1,10 @@
 // One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
-// point or a box drawn on it goes back to Python as a trigger value. plotly.js is read once per page: from
-// data.plotly_url (the app's static files, cached by the browser) or, where the app could not write that
-// file, from the fusionviz.plotly_js element mounted beside this one.
+// point or a box drawn on it goes back to Python as a trigger value. plotly.js (as fusionvizPlotly, never the
+// global Plotly that Streamlit's own charts set) is read once per page: from data.plotly_url (the app's static
+// files, cached by the browser) or, where the app could not write that file, from the fusionviz.plotly_js
+// element mounted beside this one.
 export default function ({ data, parentElement, setTriggerValue }) {
-  if (data.plotly_url && !globalThis.Plotly && !globalThis.fusionvizPlotlyRequested) {
+  if (data.plotly_url && !globalThis.fusionvizPlotly && !globalThis.fusionvizPlotlyRequested) {
     globalThis.fusionvizPlotlyRequested = true;
     const script = document.createElement("script");
     script.src = new URL(data.plotly_url, document.baseURI).href;
@@ -17,7 +18,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     parentElement.appendChild(plot);
   }
   const draw = () => {
-    const Plotly = globalThis.Plotly;
+    const Plotly = globalThis.fusionvizPlotly;
     if (!Plotly) {  // plotly.js is still being read
       setTimeout(draw, 10);
       return;
@@ -31,8 +32,18 @@ export default function ({ data, parentElement, setTriggerValue }) {
     Plotly.react(plot, figure.data, layout, { ...data.config, responsive: true });
     if (!plot.fusionvizEvents) {
       plot.fusionvizEvents = true;
-      // The page's width changes without a window resize too (the sidebar folds away in presentation mode).
-      new ResizeObserver(() => Plotly.Plots.resize(plot)).observe(plot);
+      // The page's width changes without a window resize too (the sidebar folds away in presentation mode):
+      // redrawn once the width has settled, not on every frame of the sidebar's animation.
+      let width = plot.clientWidth, settle = 0;
+      new ResizeObserver(() => {
+        clearTimeout(settle);
+        settle = setTimeout(() => {
+          if (plot.clientWidth !== width) {
+            width = plot.clientWidth;
+            Plotly.Plots.resize(plot);
+          }
+        }, 60);
+      }).observe(plot);
       plot.on("plotly_click", (event) => {
         const point = event && event.points && event.points[0];
         if (point && point.customdata !== undefined) setTriggerValue("click", point.customdata);

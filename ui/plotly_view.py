@@ -5,7 +5,9 @@ theme twice and draws it twice, 0.21-0.26 s per switch on the benchmark machine 
 0.02-0.03 s (benchmarks/RESULTS.md). This element (Streamlit's components v2) keeps one plot per key and calls
 `Plotly.react` on it. plotly.js, the copy plotly.py bundles, is written once to the app's static files
 (`static/`, served by `server.enableStaticServing`) so the browser caches it across pages and visits; where that
-folder cannot be written, an element of its own carries it (sent once per browser session).
+folder cannot be written, an element of its own carries it (sent once per browser session). It is wrapped to
+define `fusionvizPlotly` only: Streamlit's own charts set the global `Plotly` to their copy (another version)
+whenever they load, and which one a page got would depend on what it drew first.
 """
 
 from __future__ import annotations
@@ -25,21 +27,30 @@ from plotly.offline import get_plotlyjs
 STATIC = Path(__file__).resolve().parents[1] / "static"  # beside app.py, the script `streamlit run` is given
 _PLOT = st.components.v2.component(
     "fusionviz.plotly_view", js=Path(__file__).with_name("plotly_view.js").read_text(), isolate_styles=False)
+
+
+@cache
+def plotly_js() -> str:
+    """plotly.py's plotly.js, run as a CommonJS module would be, so that it defines `fusionvizPlotly` only."""
+    return ("(function () {\n  if (globalThis.fusionvizPlotly) return;\n  var module = {exports: {}};\n"
+            "  (function (module, exports) {\n" + get_plotlyjs() + "\n  }).call(globalThis, module, module.exports);\n"
+            "  globalThis.fusionvizPlotly = module.exports;\n})();\n")
+
+
 _PLOTLY_JS = st.components.v2.component(
-    "fusionviz.plotly_js", js="if (!globalThis.Plotly) {\n" + get_plotlyjs() + "\n}\nexport default function () {}",
-    isolate_styles=False)
+    "fusionviz.plotly_js", js=plotly_js() + "export default function () {}", isolate_styles=False)
 
 
 @cache
 def plotly_url() -> str | None:
     """The URL of plotly.js among the app's static files, written there the first time; None if it cannot be."""
-    name = f"plotly-{plotly.__version__}.min.js"
+    name = f"fusionviz-plotly-{plotly.__version__}.js"
     path = STATIC / name
     try:
         if not path.exists():
             STATIC.mkdir(exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=STATIC, suffix=".tmp", delete=False) as out:
-                out.write(get_plotlyjs())
+                out.write(plotly_js())
             os.chmod(out.name, 0o644)
             os.replace(out.name, path)  # whole or absent, for a second server starting at the same time
     except OSError:
