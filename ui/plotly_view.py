@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -58,15 +57,6 @@ def plotly_url() -> str | None:
     return f"app/static/{name}"
 
 
-@dataclass(frozen=True)
-class PlotEvents:
-    """What the user did on the plot in the run that this one answers: the customdata of a clicked point, and
-    the x range of a box drawn on it (µs, low to high)."""
-
-    click: list[Any] | None
-    box: tuple[float, float] | None
-
-
 def box_of(value: Any) -> tuple[float, float] | None:
     """A box's x range as (low, high), or None where the value is not two distinct numbers."""
     if not isinstance(value, list | tuple) or len(value) != 2:
@@ -79,13 +69,14 @@ def box_of(value: Any) -> tuple[float, float] | None:
 
 
 def plotly_view(figure_json: str, key: str, config: dict[str, Any],
-                on_box: Callable[[], None] | None = None) -> PlotEvents:
-    """The figure (Plotly JSON) on a plot kept under `key`; `on_box` runs before the rerun a box starts (it
-    reads the box from `st.session_state[key]["box"]`)."""
+                on_box: Callable[[], None] | None = None) -> list[Any] | None:
+    """The figure (Plotly JSON) on a plot kept under `key`. Returns the customdata of a point clicked in the run
+    this one answers, if any; `on_box` runs before the rerun a box drawn on the plot starts (it reads the box
+    from `st.session_state[key]["box"]`, see `box_of`)."""
     url = plotly_url()
     result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url},
                    on_click_change=lambda: None, on_box_change=on_box or (lambda: None))
     if url is None:
         _PLOTLY_JS(key=f"{key}_plotly_js")
     click = result.get("click") if result else None
-    return PlotEvents(click if isinstance(click, list) else None, box_of(result.get("box") if result else None))
+    return click if isinstance(click, list) else None

@@ -105,8 +105,8 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     else:  # a box drawn on it narrows the window in a callback, before the run it starts draws
         figure_json = memo(fig, ("json",), fig.to_json)
         config = {**camera_options(settings, f"fusionviz-{key}"), "scrollZoom": True}
-        events = plotly_view(figure_json, plot_key, config, on_box=lambda: _narrow(plot_key, window_key))
-        picked = selected_kernel([{"customdata": events.click}]) if events.click is not None else None
+        clicked = plotly_view(figure_json, plot_key, config, on_box=lambda: _narrow(plot_key, window_key))
+        picked = selected_kernel([{"customdata": clicked}]) if clicked is not None else None
     _caption(level, bars, search, window)
     if picked:
         mode, row = picked
