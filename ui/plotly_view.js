@@ -1,8 +1,8 @@
 // One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
-// point or a box drawn on it goes back to Python as a trigger value. plotly.js (as fusionvizPlotly, never the
-// global Plotly that Streamlit's own charts set) is read once per page: from data.plotly_url (the app's static
-// files, cached by the browser) or, where the app could not write that file, from the fusionviz.plotly_js
-// element mounted beside this one.
+// point or a box drawn on it goes back to Python as a trigger value. plotly.js (its module as fusionvizPlotly,
+// never the global Plotly, which whichever copy loads last sets) is read once per page: from data.plotly_url
+// (the app's static files, cached by the browser) or, where the app could not write that file, from the
+// fusionviz.plotly_js element mounted beside this one.
 export default function ({ data, parentElement, setTriggerValue }) {
   if (data.plotly_url && !globalThis.fusionvizPlotly && !globalThis.fusionvizPlotlyRequested) {
     globalThis.fusionvizPlotlyRequested = true;

@@ -5,9 +5,10 @@ theme twice and draws it twice, 0.21-0.26 s per switch on the benchmark machine 
 0.02-0.03 s (benchmarks/RESULTS.md). This element (Streamlit's components v2) keeps one plot per key and calls
 `Plotly.react` on it. plotly.js, the copy plotly.py bundles, is written once to the app's static files
 (`static/`, served by `server.enableStaticServing`) so the browser caches it across pages and visits; where that
-folder cannot be written, an element of its own carries it (sent once per browser session). It is wrapped to
-define `fusionvizPlotly` only: Streamlit's own charts set the global `Plotly` to their copy (another version)
-whenever they load, and which one a page got would depend on what it drew first.
+folder cannot be written, an element of its own carries it (sent once per browser session). It is wrapped so
+that its module is kept as `fusionvizPlotly`, which the element draws with: the global `Plotly` is set by
+whichever copy loads last (Streamlit's own charts carry another version), so a page's timeline would have
+depended on what it drew first.
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ _PLOT = st.components.v2.component(
 
 @cache
 def plotly_js() -> str:
-    """plotly.py's plotly.js, run as a CommonJS module would be, so that it defines `fusionvizPlotly` only."""
+    """plotly.py's plotly.js, run as a CommonJS module would be, its module kept as `fusionvizPlotly`."""
     return ("(function () {\n  if (globalThis.fusionvizPlotly) return;\n  var module = {exports: {}};\n"
             "  (function (module, exports) {\n" + get_plotlyjs() + "\n  }).call(globalThis, module, module.exports);\n"
             "  globalThis.fusionvizPlotly = module.exports;\n})();\n")
 
 
-_PLOTLY_JS = st.components.v2.component(
-    "fusionviz.plotly_js", js=plotly_js() + "export default function () {}", isolate_styles=False)
+@cache
+def _inline_plotly_js() -> Any:
+    """The element that carries plotly.js itself, registered only where `static/` cannot be written."""
+    return st.components.v2.component(
+        "fusionviz.plotly_js", js=plotly_js() + "export default function () {}", isolate_styles=False)
 
 
 @cache
@@ -77,6 +81,6 @@ def plotly_view(figure_json: str, key: str, config: dict[str, Any],
     result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url},
                    on_click_change=lambda: None, on_box_change=on_box or (lambda: None))
     if url is None:
-        _PLOTLY_JS(key=f"{key}_plotly_js")
+        _inline_plotly_js()(key=f"{key}_plotly_js")
     click = result.get("click") if result else None
     return click if isinstance(click, list) else None

@@ -21,8 +21,8 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.timeline import (
     CLICK_KERNELS,
     DETAIL_KERNELS,
+    clickable,
     highlight,
-    kernels_in_window,
     level_of_detail,
     matching_kernels,
     selected_kernel,
@@ -141,7 +141,7 @@ def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | N
                    f"= busier. **Drag a box** to zoom in: at {DETAIL_KERNELS:,} kernels or fewer every kernel is "
                    "drawn. Scroll to zoom, drag the axis to pan; **Whole** goes back." + found)
     else:
-        if kernels_in_window(bars, window) <= CLICK_KERNELS:
+        if clickable(bars, window):
             how = "Drag a box or scroll to zoom, double-click to zoom out, click a kernel for its code"
         else:
             how = (f"Scroll to zoom; **drag a box** around {CLICK_KERNELS:,} kernels or fewer to click one for its "

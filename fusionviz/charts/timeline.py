@@ -258,9 +258,8 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
         fig.update_xaxes(range=list(window), rangemode="normal")
     # Zoomed out, a box drawn on the chart asks for the kernels in it (`select`); once each kernel can be clicked
     # a box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
-    level = level_of_detail(bars, window)
-    narrows = level == "bins" or (level == "kernels" and kernels_in_window(bars, window) > CLICK_KERNELS)
-    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select", dragmode="select" if narrows else "zoom")
+    fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select",
+                      dragmode="zoom" if clickable(bars, window) else "select")
     blocks = len(drawable_runs(session))
     extra = max(len(lanes) - 2 * blocks, 0)  # further streams' lanes
     height = 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
@@ -365,6 +364,12 @@ def in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> pd.Data
 def kernels_in_window(bars: pd.DataFrame, window: tuple[float, float] | None) -> int:
     """How many kernels a large timeline draws in `window` (each can be clicked at CLICK_KERNELS or fewer)."""
     return int((in_window(bars, window).lane == "kernel").sum())
+
+
+def clickable(bars: pd.DataFrame, window: tuple[float, float] | None) -> bool:
+    """Whether each kernel drawn in `window` can be clicked: SVG bars always, cells once at most CLICK_KERNELS
+    are in the window (until then a box drawn on the chart narrows the window instead of zooming)."""
+    return len(bars) <= SVG_BARS or kernels_in_window(bars, window) <= min(CLICK_KERNELS, DETAIL_KERNELS)
 
 
 def level_of_detail(bars: pd.DataFrame, window: tuple[float, float] | None) -> str:
