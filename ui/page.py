@@ -27,6 +27,11 @@ header[data-testid="stHeader"] button, header [data-testid="stMainMenu"] {pointe
 </style>"""
 
 
+# The sidebar folds and opens at once: animated, the page is laid out again on every frame of it and the charts
+# redrawn once it settles, after the presentation toggle has answered (benchmarks/RESULTS.md).
+SIDEBAR_CSS = '<style>section[data-testid="stSidebar"] {transition: none !important;}</style>'
+
+
 def setup_page(title: str, intro: str, *, always_presents: bool = False) -> ChartSettings:
     """Page config, title, and the presentation toggle (a page that `always_presents` has none, and leaves
     the toggle of the other pages as it was); returns the chart settings to draw with."""
@@ -34,6 +39,7 @@ def setup_page(title: str, intro: str, *, always_presents: bool = False) -> Char
     on = state.presentation()
     st.set_page_config(page_title=f"fusionviz · {title}", page_icon="⚡", layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
+    st.html(SIDEBAR_CSS)
     if on:
         st.html(PRESENTATION_CSS)
     if always_presents:
@@ -44,7 +50,10 @@ def setup_page(title: str, intro: str, *, always_presents: bool = False) -> Char
     st.session_state[key] = on  # the mode is kept across pages; each page's toggle shows it
     toggle.toggle("Presentation", key=key, on_change=lambda: state.set_presentation(st.session_state[key]),
                   help="Large type, one chart that fits the screen; the sidebar folds away")
+    # The intro's slot is there in both modes, so a toggle leaves every element under it where it was: Streamlit
+    # keys elements by position, and a shift would remount the whole page (its charts drawn anew).
+    intro_slot = st.empty()
     if on:
         return ChartSettings.presentation()
-    st.caption(intro)
+    intro_slot.caption(intro)
     return ChartSettings()

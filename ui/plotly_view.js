@@ -30,16 +30,17 @@ export default function ({ data, parentElement, setTriggerValue }) {
     const layout = { ...figure.layout, font, autosize: true,
       title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
     Plotly.react(plot, figure.data, layout, { ...data.config, responsive: true });
+    plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
     if (!plot.fusionvizEvents) {
       plot.fusionvizEvents = true;
       // The page's width changes without a window resize too (the sidebar folds away in presentation mode):
       // redrawn once the width has settled, not on every frame of the sidebar's animation.
-      let width = plot.clientWidth, settle = 0;
+      let settle = 0;
       new ResizeObserver(() => {
         clearTimeout(settle);
         settle = setTimeout(() => {
-          if (plot.clientWidth !== width) {
-            width = plot.clientWidth;
+          if (plot.clientWidth !== plot.fusionvizWidth) {
+            plot.fusionvizWidth = plot.clientWidth;
             Plotly.Plots.resize(plot);
           }
         }, 60);

@@ -130,6 +130,25 @@ def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_ses
     assert spec["layout"]["font"]["size"] == ChartSettings.presentation().font_size
 
 
+def test_presentation_toggle_leaves_the_trace_explorer_in_place(sessions_dir: Path,
+                                                                 ln_gelu_session: Session) -> None:
+    """Streamlit keys elements by position: a toggle that moved them would remount the page, its timeline drawn
+    anew instead of redrawn in place."""
+    ln_gelu_session.save(sessions_dir / "recorded.json.gz")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+
+    def headings() -> dict[str, int]:
+        return {n.value: i for i, n in at.main.children.items() if type(n).__name__ == "Subheader"}
+
+    desk = headings()
+    at.toggle(key="_pres_Trace explorer").set_value(True).run()
+    no_errors(at)
+    presenting = headings()
+    assert {"Kernel timeline", "Top kernels and where the GPU's time went"} <= presenting.keys()
+    assert presenting.items() <= desk.items()
+
+
 def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_gelu_session: Session) -> None:
     ln_gelu_session.save(sessions_dir / "recorded.json.gz")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
