@@ -4,9 +4,10 @@ timeline, the presentation toggle, and page switches; each the time from the cli
 screen (the awaited text or chart there, and Streamlit's run finished).
 
 The peers, in the same run: Streamlit alone (a two-widget app, `PEER_APP`) swapping the same two timeline
-figures, built by fusionviz and kept in memory, on a checkbox; the same app swapping a line of text, the floor
-of any Streamlit answer on this machine and browser; and Plotly alone, redrawing one plot from one of those
-figures to the other (`Plotly.react` on a blank page, no server). What fusionviz adds is the difference.
+figures, built by fusionviz and kept in memory, on a checkbox; the same app turning the presentation style on
+and off with the timeline at its two sizes; the same app swapping a line of text, the floor of any Streamlit
+answer on this machine and browser; and Plotly alone, redrawing one plot from one of those figures to another
+(`Plotly.react` on a blank page, no server). What fusionviz adds is the difference.
 
     .venv/bin/python benchmarks/bench_app.py [TRACE] [--rounds 3]
 
@@ -111,6 +112,18 @@ PLOT_BOX = TIMELINE_PLOT + """  const r = plot.querySelector('.nsewdrag').getBou
 }"""
 
 
+def key_flip(page: Page, label: str) -> Callable[[], None]:
+    """Flips the checkbox or toggle labelled `label` by keyboard: in presentation mode the page's header lies
+    over it, and a click would land on the header."""
+    box = page.locator('[data-testid="stCheckbox"], [data-testid="stToggle"]').filter(has_text=label).locator(
+        "input").first
+
+    def flip() -> None:
+        box.focus()
+        page.keyboard.press("Space")
+    return flip
+
+
 def drag(page: Page, box: dict[str, float], start: float, end: float) -> None:
     """Draw a box on the plot from `start` to `end` (fractions of its width), top to bottom."""
     page.mouse.move(box["x"] + box["width"] * start, box["y"] + 5)
@@ -133,9 +146,15 @@ def figure(name):
     return pio.from_json((HERE / name).read_text())
 
 
-every = st.checkbox("All profiled iterations")
-if st.query_params.get("view") == "text":
+view = st.query_params.get("view")
+every = st.checkbox("Presentation" if view == "present" else "All profiled iterations")
+if view == "text":
     st.write("state: on" if every else "state: off")
+elif view == "present":  # the presentation toggle of this page alone: its style and the timeline at its size
+    if every:
+        st.html((HERE / "present.css").read_text())
+    st.plotly_chart(figure("present.json" if every else "one.json"), key="peer", on_select="rerun",
+                    selection_mode=("points", "box"), config={"scrollZoom": True})
 else:
     st.plotly_chart(figure("all.json" if every else "one.json"), key="peer", on_select="rerun",
                     selection_mode=("points", "box"), config={"scrollZoom": True})
@@ -143,18 +162,23 @@ else:
 
 
 def write_peer(folder: Path, trace: Path) -> Path:
-    """The peer app and the two figures it swaps: the big trace's timeline, one iteration and all of them, as
-    the Trace explorer draws them (default settings)."""
+    """The peer app and the figures it swaps: the big trace's timeline, one iteration and all of them, as the
+    Trace explorer draws them (default settings), and one iteration at presentation size with the page's
+    presentation style."""
     sys.path.insert(0, str(ROOT))
+    from fusionviz.charts.style import ChartSettings
     from fusionviz.charts.timeline import timeline_bars, timeline_figure
     from fusionviz.records.files import open_file
     from fusionviz.records.limits import read_file
+    from ui.page import PRESENTATION_CSS
 
     session = open_file(read_file(trace), trace.name)
-    for name, every in (("one.json", False), ("all.json", True)):
+    for name, every, settings in (("one.json", False, ChartSettings()), ("all.json", True, ChartSettings()),
+                                  ("present.json", False, ChartSettings.presentation())):
         bars = timeline_bars(session, all_iterations=every)
         title = "Kernel timeline: all profiled iterations" if every else None
-        (folder / name).write_text(timeline_figure(session, bars, title=title).to_json())
+        (folder / name).write_text(timeline_figure(session, bars, settings, title=title).to_json())
+    (folder / "present.css").write_text(PRESENTATION_CSS)
     (folder / "peer.py").write_text(PEER_APP)
     return folder / "peer.py"
 
@@ -181,7 +205,8 @@ def open_page(page: Page, url: str) -> None:
 
 
 def peer_round(page: Page, url: str, times: dict[str, list[float]], switches: int = 3) -> None:
-    """One round of the peer: `switches` on/off pairs of the two figures, then of the line of text."""
+    """One round of the peer: `switches` on/off pairs of the two figures, of the presentation style with the
+    timeline at its size, then of the line of text."""
     open_page(page, url)
     timed(page, lambda: None, timeline_title("Kernel timeline"))
     box = page.get_by_text("All profiled iterations").first
@@ -190,6 +215,14 @@ def peer_round(page: Page, url: str, times: dict[str, list[float]], switches: in
             page, box.click, timeline_title("Kernel timeline: all profiled iterations")))
         times.setdefault("peer: Streamlit alone, the same figures: all iterations off", []).append(timed(
             page, box.click, timeline_title("Kernel timeline: one steady iteration")))
+    open_page(page, f"{url}/?view=present")
+    timed(page, lambda: None, timeline_title("Kernel timeline"))
+    flip = key_flip(page, "Presentation")
+    for _ in range(switches):
+        times.setdefault("peer: Streamlit alone, the same style and timeline: presentation on", []).append(timed(
+            page, flip, title_size(30)))
+        times.setdefault("peer: Streamlit alone, the same style and timeline: presentation off", []).append(timed(
+            page, flip, title_size(16)))
     open_page(page, f"{url}/?view=text")
     timed(page, lambda: None, text_shown("state: off"))
     box = page.get_by_text("All profiled iterations").first
@@ -213,18 +246,22 @@ PLOTLY_REDRAW = """async ([from, to]) => {
 
 
 def plotly_round(page: Page, folder: Path, times: dict[str, list[float]], switches: int = 3) -> None:
-    """Plotly alone: the plot redrawn from one figure to the other on a blank page, parse and frame included."""
+    """Plotly alone: the plot redrawn from one figure to another on a blank page, parse and frame included."""
     from plotly.offline import get_plotlyjs
 
     page.set_content('<div id="plot" style="width: 1550px"></div>')
     page.add_script_tag(content=get_plotlyjs())
     page.evaluate("figures => { window.figures = figures; }",
-                  {name: (folder / f"{name}.json").read_text() for name in ("one", "all")})
+                  {name: (folder / f"{name}.json").read_text() for name in ("one", "all", "present")})
     for _ in range(switches):
         times.setdefault("peer: Plotly alone, redrawing the same figures: all iterations on", []).append(
             page.evaluate(PLOTLY_REDRAW, ["one", "all"]))
         times.setdefault("peer: Plotly alone, redrawing the same figures: all iterations off", []).append(
             page.evaluate(PLOTLY_REDRAW, ["all", "one"]))
+        times.setdefault("peer: Plotly alone, the timeline at presentation size: on", []).append(
+            page.evaluate(PLOTLY_REDRAW, ["one", "present"]))
+        times.setdefault("peer: Plotly alone, the timeline at presentation size: off", []).append(
+            page.evaluate(PLOTLY_REDRAW, ["present", "one"]))
 
 
 def main() -> int:
@@ -305,13 +342,7 @@ def main() -> int:
                         page, lambda: page.get_by_role("button", name="Whole").click(), text_shown("slices of time")))
                 record("view switch: all iterations off again", []).append(timed(
                     page, all_box.click, timeline_title("Kernel timeline: iteration ")))
-                toggle = page.locator('[data-testid="stCheckbox"], [data-testid="stToggle"]').filter(
-                    has_text="Presentation").locator("input").first
-
-                def flip(t=toggle) -> None:  # by keyboard: in presentation mode the page's header lies over it
-                    t.focus()
-                    page.keyboard.press("Space")
-
+                flip = key_flip(page, "Presentation")
                 record("presentation toggle on", []).append(timed(page, flip, title_size(30)))
                 record("presentation toggle off", []).append(timed(page, flip, title_size(16)))
                 nav = page.locator('[data-testid="stSidebarNav"]')
