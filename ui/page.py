@@ -22,8 +22,12 @@ header[data-testid="stHeader"] button, header [data-testid="stMainMenu"] {pointe
 [data-testid="stSelectbox"] input, [data-testid="stMultiSelect"] input, [data-testid="stNumberInput"] input,
 [data-testid="stTextInput"] input, [data-testid="stSliderThumbValue"], [data-testid="stMetricLabel"] p,
 [data-testid="stRadio"] label p, .stButton button p, .stDownloadButton button p,
-[data-testid="stTable"] td, [data-testid="stTable"] th, [data-testid="stCaptionContainer"] p,
+[data-testid="stCaptionContainer"] p,
 [data-testid="stMarkdownContainer"] code {font-size: 1.35rem !important;}
+.fv-table {border-collapse: collapse; width: 100%; font-size: 1.35rem; margin-bottom: 0.5rem;}
+.fv-table th, .fv-table td {padding: 0.15rem 0.6rem; text-align: right; white-space: nowrap;}
+.fv-table th {font-weight: 600; border-bottom: 2px solid #D0D5DD; white-space: normal; overflow-wrap: anywhere;}
+.fv-table tbody tr:nth-child(even) {background: #F3F5F8;}
 </style>"""
 
 

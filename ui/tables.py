@@ -3,6 +3,8 @@ table whose text the presentation fonts reach (a dataframe draws on a canvas no 
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pandas as pd
@@ -28,6 +30,24 @@ def number_formats(frame: pd.DataFrame) -> dict[str, str]:
     return {c: f for c, f in ((c, number_format(str(c), frame[c].dtype)) for c in frame.columns) if f}
 
 
+def html_table(frame: pd.DataFrame, formats: dict[str, str], key: str) -> str:
+    """`frame` as one HTML table (class `fv-table`, styled by the presentation stylesheet), text escaped and
+    numbers formatted: one element for the browser to lay out, where `st.table` makes a component of each cell
+    (0.2-0.3 s of a presentation toggle with the top kernels on screen, benchmarks/RESULTS.md)."""
+    text = [c for c in frame.columns if c not in formats]
+    shown = frame.copy()
+    for column in text:
+        shown[column] = shown[column].map(lambda v: "–" if v is None or v is pd.NA else html.escape(str(v)))
+    styled = (shown.style.hide(axis="index")
+              .format({c: (lambda v, f=f: "–" if pd.isna(v) else f % v) for c, f in formats.items()})
+              .set_properties(subset=text, **{"text-align": "left", "white-space": "normal",
+                                                "overflow-wrap": "anywhere", "min-width": "5em"})
+              .set_table_styles([{"selector": f"th.col{frame.columns.get_loc(c)}", "props": "text-align: left"}
+                                 for c in text])
+              .set_uuid(re.sub(r"[^A-Za-z0-9_-]", "_", key)))  # its ids name the table in CSS
+    return styled.to_html(table_attributes='class="fv-table"')
+
+
 def show(frame: pd.DataFrame, key: str, *, helps: dict[str, str] | None = None,
          column_config: dict[str, Any] | None = None, **options: Any) -> Any:
     """`frame` with its numbers formatted: a dataframe (sortable, selectable through `options`), or in
@@ -35,9 +55,7 @@ def show(frame: pd.DataFrame, key: str, *, helps: dict[str, str] | None = None,
     Returns the dataframe's selection event (None in presentation mode)."""
     formats = number_formats(frame)
     if state.presentation():
-        styled = frame.style.hide(axis="index").format(
-            {c: (lambda v, f=f: "–" if pd.isna(v) else f % v) for c, f in formats.items()})
-        st.table(styled)
+        st.html(html_table(frame, formats, key))
         return None
     config: dict[str, Any] = {c: st.column_config.NumberColumn(format=f, help=(helps or {}).get(c))
                               for c, f in formats.items()}

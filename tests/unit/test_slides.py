@@ -15,7 +15,7 @@ from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.errors import ConfigError, ExportError
 from fusionviz.records.talk import VIEWS
 from tests.unit.factories import k, run, session
-from ui.tables import number_formats
+from ui.tables import html_table, number_formats
 
 EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
 FUSED = run("default", [k("triton_poi_fused_add_mul_0", 0, 10, ops=("add", "mul"))], compile_s=2.0)
@@ -91,3 +91,14 @@ def test_every_table_number_is_formatted_by_its_unit() -> None:
     assert number_formats(frame) == {"dur_us": "%.1f", "busy_pct": "%.1f", "median_ms": "%.4g", "count": "%d"}
     assert number_formats(frame)["median_ms"] % 1176.9223 == "1177"
     assert dataclasses.is_dataclass(ChartSettings)
+
+
+def test_a_presentation_table_is_one_html_table_with_names_escaped() -> None:
+    frame = pd.DataFrame({"name": ["<img src=x onerror=alert(1)>", "triton_poi_fused_add_0"], "dur_us": [1.234, None],
+                          "count": [3, 4]})
+    table = html_table(frame, number_formats(frame), "x_top_my trace.json")
+    assert table.count("<table") == 1 and 'class="fv-table"' in table
+    assert "<img" not in table and "&lt;img src=x onerror=alert(1)&gt;" in table
+    cells = [line.split(">", 1)[1].rsplit("</td", 1)[0] for line in table.splitlines() if "<td" in line]
+    assert cells == ["&lt;img src=x onerror=alert(1)&gt;", "1.2", "3", "triton_poi_fused_add_0", "–", "4"]
+    assert 'id="T_x_top_my_trace_json"' in table  # an id its own CSS rules can name
