@@ -37,7 +37,8 @@ def html_table(frame: pd.DataFrame, formats: dict[str, str], key: str) -> str:
     text = [c for c in frame.columns if c not in formats]
     shown = frame.copy()
     for column in text:
-        shown[column] = shown[column].map(lambda v: "–" if v is None or v is pd.NA else html.escape(str(v)))
+        shown[column] = shown[column].map(
+            lambda v: "–" if pd.api.types.is_scalar(v) and pd.isna(v) else html.escape(str(v)))
     styled = (shown.style.hide(axis="index")
               .format({c: (lambda v, f=f: "–" if pd.isna(v) else f % v) for c, f in formats.items()})
               .set_properties(subset=text, **{"text-align": "left", "white-space": "normal",

@@ -95,10 +95,11 @@ def test_every_table_number_is_formatted_by_its_unit() -> None:
 
 def test_a_presentation_table_is_one_html_table_with_names_escaped() -> None:
     frame = pd.DataFrame({"name": ["<img src=x onerror=alert(1)>", "triton_poi_fused_add_0"], "dur_us": [1.234, None],
-                          "count": [3, 4]})
+                          "count": [3, 4], "stream": [None, ("a", "b")]})
     table = html_table(frame, number_formats(frame), "x_top_my trace.json")
     assert table.count("<table") == 1 and 'class="fv-table"' in table
     assert "<img" not in table and "&lt;img src=x onerror=alert(1)&gt;" in table
     cells = [line.split(">", 1)[1].rsplit("</td", 1)[0] for line in table.splitlines() if "<td" in line]
-    assert cells == ["&lt;img src=x onerror=alert(1)&gt;", "1.2", "3", "triton_poi_fused_add_0", "–", "4"]
+    assert cells == ["&lt;img src=x onerror=alert(1)&gt;", "1.2", "3", "–",
+                     "triton_poi_fused_add_0", "–", "4", "(&#x27;a&#x27;, &#x27;b&#x27;)"]
     assert 'id="T_x_top_my_trace_json"' in table  # an id its own CSS rules can name
