@@ -150,14 +150,12 @@ view = st.query_params.get("view")
 every = st.checkbox("Presentation" if view == "present" else "All profiled iterations")
 if view == "text":
     st.write("state: on" if every else "state: off")
-elif view == "present":  # the presentation toggle of this page alone: its style and the timeline at its size
-    if every:
-        st.html((HERE / "present.css").read_text())
-    st.plotly_chart(figure("present.json" if every else "one.json"), key="peer", on_select="rerun",
-                    selection_mode=("points", "box"), config={"scrollZoom": True})
 else:
-    st.plotly_chart(figure("all.json" if every else "one.json"), key="peer", on_select="rerun",
-                    selection_mode=("points", "box"), config={"scrollZoom": True})
+    if view == "present" and every:  # the presentation toggle of this page alone: its style, the timeline's size
+        st.html((HERE / "present.css").read_text())
+    shown = ("present.json" if view == "present" else "all.json") if every else "one.json"
+    st.plotly_chart(figure(shown), key="peer", on_select="rerun", selection_mode=("points", "box"),
+                    config={"scrollZoom": True})
 """
 
 
