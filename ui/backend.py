@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,10 +32,12 @@ DEFAULT_TALK = TALKS_DIR / "fusion_story.toml"
 POLL_S = 0.3  # how often a waiting page looks at its ticket
 
 
-@st.cache_resource(show_spinner=False)
+@cache
 def queues() -> DeviceQueues:
     """One line and one worker process per device for the whole app process: runs on one device never overlap,
-    a CPU run never waits for a GPU run, and identical requests in flight share one run."""
+    a CPU run never waits for a GPU run, and identical requests in flight share one run. Kept outside
+    Streamlit's caches: its "Clear caches" empties every `st.cache_resource`, and a second set of queues would
+    start a second worker per device whose runs overlap those of the first, skewing both measurements."""
     return DeviceQueues()
 
 

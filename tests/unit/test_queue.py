@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import streamlit as st
 
 from fusionviz.errors import FusionvizError
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues
 from fusionviz.measure.worker import Cancelled, Worker
+from ui import backend
 
 
 @pytest.fixture
@@ -128,3 +130,12 @@ def test_close_cancels_what_waits_and_refuses_new_runs() -> None:
     assert waiting.state == "cancelled" and running.state == "cancelled"
     with pytest.raises(FusionvizError, match="shutting down"):
         queues.submit("x", "cpu", held(gate))
+
+
+def test_the_app_keeps_its_one_set_of_queues_when_streamlit_caches_are_cleared() -> None:
+    """Streamlit's "Clear caches" empties every st.cache_resource: the app's queues must outlive it, or a
+    second worker per device would measure at the same time as the first."""
+    first = backend.queues()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    assert backend.queues() is first
