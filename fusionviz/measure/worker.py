@@ -71,6 +71,32 @@ def _remove_when_ended(proc: subprocess.Popen[bytes], folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+FOLDER_PREFIX = "fusionviz-worker-"  # then the pid of the process that owns the worker, a dash, a random part
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_orphaned_folders() -> list[str]:
+    """Remove the temporary folders of workers whose owning process is gone: one killed outright (SIGKILL, an
+    out-of-memory kill) had no chance to remove its workers' folders, and their trace files and compile scratch
+    would stay in the system's temporary folder. Returns the folders removed."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        owner = path.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and path.is_dir() and not _alive(int(owner)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+    return removed
+
+
 def shared_inductor_cache() -> str:
     """Torch's default Inductor cache folder as this process sees it (`torchinductor_<user>` in the system's
     temporary folder), given to workers explicitly: each runs with a private TMPDIR, yet workers must share
@@ -114,10 +140,12 @@ class Worker:
     def _start(self) -> subprocess.Popen[bytes]:
         self.close()  # what is left of a process that died while idle: its pipes and log
         # Unnamed: no file is left behind however the worker or this process ends.
-        self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
+        self._log = tempfile.TemporaryFile(prefix=FOLDER_PREFIX, suffix=".log")  # noqa: SIM115
         # A private temporary folder (the profiler's trace files, compile scratch), removed by `close` however
-        # the process ended: a worker killed mid-profile leaves nothing in the system's folder.
-        self.tmp_dir = tempfile.mkdtemp(prefix="fusionviz-worker-")
+        # the worker ended: a worker killed mid-profile leaves nothing in the system's folder. Named after this
+        # process, so that if this process is killed outright, the next worker started anywhere removes it.
+        remove_orphaned_folders()
+        self.tmp_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         pinned = {"FUSIONVIZ_CPUS": ",".join(map(str, sorted(self._cpus)))} if self._cpus else {}
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": shared_inductor_cache(), **self._env, **pinned,
                "TMPDIR": self.tmp_dir, "PYTHONUNBUFFERED": "1",

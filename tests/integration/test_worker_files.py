@@ -1,12 +1,19 @@
 """A worker's temporary files (the profiler's trace files, compile scratch) live in a folder of its own, removed
-on every exit path: a worker killed in the middle of a run leaves nothing in the system's temporary folder."""
+on every exit path: a worker killed in the middle of a run leaves nothing in the system's temporary folder, and
+the folders of an app killed outright go when the next worker starts."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 from fusionviz.measure.client import list_devices
 from fusionviz.measure.worker import Worker, shared_inductor_cache
@@ -31,3 +38,32 @@ def test_a_killed_workers_temporary_folder_is_removed_and_the_inductor_cache_sha
     last = Path(worker.tmp_dir)
     worker.close()
     assert not last.exists()
+
+
+# An app that starts a worker, says the worker's pid and folder, and waits to be killed.
+_OWNER = ("from fusionviz.measure.worker import Worker\nimport time\nw = Worker()\nw.start()\n"
+          "print(w.pid, w.tmp_dir, flush=True)\ntime.sleep(600)\n")
+
+
+def test_the_folders_of_an_app_killed_outright_go_when_the_next_worker_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = Path(__file__).resolve().parents[2]
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER], cwd=root, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert owner.stdout is not None
+    pid, folder = owner.stdout.readline().split()
+    try:
+        os.kill(owner.pid, signal.SIGKILL)  # no atexit, no cleanup thread: the folder stays
+        owner.wait(timeout=30)
+        assert Path(folder).is_dir() and Path(folder).parent == tmp_path
+        mine = tmp_path / f"fusionviz-worker-{os.getpid()}-kept"  # a live process's folder is not touched
+        mine.mkdir()
+        with Worker() as worker:
+            worker.start()
+            assert not Path(folder).exists()
+            assert mine.is_dir() and worker.tmp_dir is not None
+            assert Path(worker.tmp_dir).name.startswith(f"fusionviz-worker-{os.getpid()}-")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(int(pid), signal.SIGKILL)  # the orphaned worker (it would exit on its own stdin's end)
