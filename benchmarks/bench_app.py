@@ -165,7 +165,8 @@ def write_peer(folder: Path, trace: Path) -> Path:
     presentation style."""
     sys.path.insert(0, str(ROOT))
     from fusionviz.charts.style import ChartSettings
-    from fusionviz.charts.timeline import timeline_bars, timeline_figure
+    from fusionviz.charts.timeline import timeline_figure
+    from fusionviz.charts.timeline_layout import timeline_bars
     from fusionviz.records.files import open_file
     from fusionviz.records.limits import read_file
     from ui.page import PRESENTATION_CSS

@@ -27,7 +27,8 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fusionviz.charts.timeline import DETAIL_KERNELS, level_of_detail, timeline_bars, timeline_figure  # noqa: E402
+from fusionviz.charts.timeline import DETAIL_KERNELS, level_of_detail, timeline_figure  # noqa: E402
+from fusionviz.charts.timeline_layout import timeline_bars  # noqa: E402
 from fusionviz.records.config import RunConfig  # noqa: E402
 from fusionviz.records.kernels import classify, cpu_op_row, kernel_row  # noqa: E402
 from fusionviz.records.session import Environment, ModeRun, Session  # noqa: E402

@@ -24,11 +24,10 @@ from fusionviz.charts.timeline import (
     clickable,
     highlight,
     level_of_detail,
-    matching_kernels,
     selected_kernel,
-    timeline_bars,
     timeline_figure,
 )
+from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
 from fusionviz.records.session import ModeRun, Session
 from ui.memo import memo
 from ui.plotly_view import box_of, plotly_view

@@ -16,7 +16,8 @@ from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
-from fusionviz.charts.timeline import timeline_bars, timeline_figure
+from fusionviz.charts.timeline import timeline_figure
+from fusionviz.charts.timeline_layout import timeline_bars
 from fusionviz.errors import ConfigError
 from fusionviz.records.session import Session
 from fusionviz.records.talk import VIEWS

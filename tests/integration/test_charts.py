@@ -11,7 +11,7 @@ from fusionviz.analysis import kernel_tables, sources, sweep
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.summary import comparisons, drawable_runs
 from fusionviz.analysis.sweep import sweep_summary
-from fusionviz.charts import collapse, latency, style, timeline
+from fusionviz.charts import collapse, latency, style, timeline, timeline_layout
 from fusionviz.charts import sweep as sweep_charts
 from fusionviz.errors import SessionFileError
 from fusionviz.measure.client import run_session
@@ -39,7 +39,7 @@ def kernel_bars_by_mode(fig: object) -> dict[str, int]:
 
 
 def test_timeline_has_one_lane_per_ran_mode_with_its_kernels(ln_gelu_session: Session) -> None:
-    bars = timeline.timeline_bars(ln_gelu_session)
+    bars = timeline_layout.timeline_bars(ln_gelu_session)
     fig = timeline.timeline_figure(ln_gelu_session, bars)
     expected = {r.mode: len(iteration_kernels(r)) for r in ln_gelu_session.runs if r.ok}
     assert kernel_bars_by_mode(fig) == expected
@@ -48,7 +48,7 @@ def test_timeline_has_one_lane_per_ran_mode_with_its_kernels(ln_gelu_session: Se
 
 
 def test_all_iterations_draws_every_profiled_kernel_end_to_end(ln_gelu_session: Session) -> None:
-    bars = timeline.timeline_bars(ln_gelu_session, all_iterations=True)
+    bars = timeline_layout.timeline_bars(ln_gelu_session, all_iterations=True)
     for run in drawable_runs(ln_gelu_session):
         kernels = bars[(bars["mode"] == run.mode) & (bars.lane == "kernel")].sort_values("start_us")
         assert len(kernels) == len(run.kernel_frame())
@@ -56,7 +56,7 @@ def test_all_iterations_draws_every_profiled_kernel_end_to_end(ln_gelu_session: 
 
 
 def test_kernel_bars_colour_by_class_and_map_back_to_kernel_rows(ln_gelu_session: Session) -> None:
-    fig = timeline.timeline_figure(ln_gelu_session, timeline.timeline_bars(ln_gelu_session))
+    fig = timeline.timeline_figure(ln_gelu_session, timeline_layout.timeline_bars(ln_gelu_session))
     for trace in fig.data:
         if trace.name in style.CLASS_COLOURS:
             assert trace.marker.color == style.CLASS_COLOURS[trace.name]
@@ -72,7 +72,7 @@ def test_kernel_bars_colour_by_class_and_map_back_to_kernel_rows(ln_gelu_session
 
 
 def test_cpu_lane_and_compiled_region(ln_gelu_session: Session) -> None:
-    bars = timeline.timeline_bars(ln_gelu_session)
+    bars = timeline_layout.timeline_bars(ln_gelu_session)
     for run in drawable_runs(ln_gelu_session):
         cpu = run.cpu_op_frame()
         cpu = cpu[cpu.iteration == run.summary.representative_iteration]
@@ -90,9 +90,9 @@ def test_cpu_lane_and_compiled_region(ln_gelu_session: Session) -> None:
 def test_graph_break_marked_with_its_reason(break_session: Session) -> None:
     run = break_session.run("default")
     assert run.graph_count == 2 and len(run.graph_breaks) == 1
-    bars = timeline.timeline_bars(break_session)
+    bars = timeline_layout.timeline_bars(break_session)
     assert (bars[bars["mode"] == "default"].lane == "region").sum() == 2
-    breaks = timeline.break_markers(break_session, bars)
+    breaks = timeline_layout.break_markers(break_session, bars)
     assert list(breaks["mode"]) == ["default"]
     assert breaks.reason[0] == run.graph_breaks[0].reason and "zoo.py" in breaks["where"][0]
     fig = timeline.timeline_figure(break_session, bars)

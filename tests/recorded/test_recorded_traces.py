@@ -100,7 +100,7 @@ def test_a_recorded_session_is_read_again_with_memory_operations_apart(capsys: p
 
 
 def test_a_real_graph_break_is_marked_once_per_iteration() -> None:
-    from fusionviz.charts.timeline import break_markers, timeline_bars
+    from fusionviz.charts.timeline_layout import break_markers, timeline_bars
     from fusionviz.records.files import open_file
 
     path = DATA / "schema1_7_h200_graph_break_float32.json.gz"

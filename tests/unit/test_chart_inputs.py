@@ -9,7 +9,8 @@ import pytest
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
 from fusionviz.charts.latency import NO_PAYBACK, latency_figure, latency_rows, metric_rows, metrics_figure
 from fusionviz.charts.style import CLASS_COLOURS
-from fusionviz.charts.timeline import BLOCK, break_markers, selected_kernel, timeline_bars, timeline_figure
+from fusionviz.charts.timeline import selected_kernel, timeline_figure
+from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
 from fusionviz.records.session import GraphBreak
 from tests.unit.factories import cpu, k, run, session
 

@@ -10,15 +10,12 @@ import pytest
 
 from fusionviz.charts import timeline
 from fusionviz.charts.style import CLASS_COLOURS
-from fusionviz.charts.timeline import (
+from fusionviz.charts.timeline import lane_bins, level_of_detail, selected_kernel, timeline_figure
+from fusionviz.charts.timeline_layout import (
     STREAM_GAP,
     break_markers,
-    lane_bins,
-    level_of_detail,
     matching_kernels,
-    selected_kernel,
     timeline_bars,
-    timeline_figure,
     timeline_lanes,
 )
 from fusionviz.records.files import session_from_trace
