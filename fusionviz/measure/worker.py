@@ -84,17 +84,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_orphaned_folders() -> list[str]:
+def remove_orphaned_folders() -> None:
     """Remove the temporary folders of workers whose owning process is gone: one killed outright (SIGKILL, an
     out-of-memory kill) had no chance to remove its workers' folders, and their trace files and compile scratch
-    would stay in the system's temporary folder. Returns the folders removed."""
-    removed = []
+    would stay in the system's temporary folder."""
     for path in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
         owner = path.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
         if owner.isdigit() and path.is_dir() and not _alive(int(owner)):
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(str(path))
-    return removed
 
 
 def shared_inductor_cache() -> str:
@@ -140,7 +137,7 @@ class Worker:
     def _start(self) -> subprocess.Popen[bytes]:
         self.close()  # what is left of a process that died while idle: its pipes and log
         # Unnamed: no file is left behind however the worker or this process ends.
-        self._log = tempfile.TemporaryFile(prefix=FOLDER_PREFIX, suffix=".log")  # noqa: SIM115
+        self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
         # A private temporary folder (the profiler's trace files, compile scratch), removed by `close` however
         # the worker ended: a worker killed mid-profile leaves nothing in the system's folder. Named after this
         # process, so that if this process is killed outright, the next worker started anywhere removes it.
