@@ -164,6 +164,8 @@ def follow(slot: str) -> Finished | None:
         took = f"measured in {ticket.ended - ticket.started:.1f} s" + (
             f", after {queued:.0f} s in line" if queued >= 1 else "")
         if state.complete(value):
+            state.results().put(ticket.key, value)  # the job put it in the store of its start, which "Clear
+            # caches" may have replaced since
             state.forget_own(ticket.key)
             box.update(label=f"Done in {ticket.ended - ticket.started:.1f} s", state="complete", expanded=False)
         else:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import streamlit as st
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
@@ -136,6 +137,29 @@ def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> N
     assert session is not None and state.complete(session)
     assert kernels_per_mode(figures(at)[TIMELINE]) == {
         r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
+
+
+def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() -> None:
+    """"Clear caches" from the app's menu while a run goes on: the run finishes into the store it began with,
+    and its user is shown it from the store the app uses now."""
+    config = replace(SMALL, dim=32, batch=16)
+    key = state.result_key("session", config)
+    state.results().pop(key)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    set_lab(at, config)
+    clicked = threading.Thread(target=lambda: at.sidebar.button(key="run").click().run())
+    clicked.start()
+    queues = backend.queues()
+    until(lambda: (t := queues.running("cpu")) is not None and t.key == key)
+    st.cache_resource.clear()
+    clicked.join(TIMEOUT)
+
+    no_errors(at)
+    assert at.session_state["shown_lab"] == key
+    assert any("This run was measured in" in c.value for c in at.caption)
+    assert TIMELINE in figures(at)
+    assert state.results().get(key) is not None
 
 
 def set_lab(at: AppTest, config: RunConfig) -> None:
