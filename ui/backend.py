@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -74,13 +75,14 @@ class Finished(NamedTuple):
     took: str
 
 
-def shared_when_complete(key: str, job: Job[Any], store: state.ResultsStore) -> Job[Any]:
-    """`job`, putting its result into the shared `store` the moment it finishes complete (in the queue's thread,
-    so it is kept even when the user who asked has left)."""
+def shared_when_complete(key: str, job: Job[Any], store: Callable[[], state.ResultsStore]) -> Job[Any]:
+    """`job`, putting its result into the shared store the moment it finishes complete (in the queue's thread,
+    so it is kept even when the user who asked has left). `store` is asked for then, not when the job is
+    queued: "Clear caches" may have replaced the app's store while the job ran."""
     def run(worker: Worker, progress: Progress) -> Any:
         value = job(worker, progress)
         if state.complete(value):
-            store.put(key, value)
+            store().put(key, value)
         return value
     return run
 
@@ -94,10 +96,9 @@ def submit(slot: str, key: str, device: str, label: str, failed: str, job: Job[A
     if pending is not None:
         queues().cancel(pending.ticket)
         del st.session_state[f"pending_{slot}"]
-    store = state.results()
-    if key in store:
+    if key in state.results():
         return
-    ticket = queues().submit(key, device, shared_when_complete(key, job, store))
+    ticket = queues().submit(key, device, shared_when_complete(key, job, state.results))
     st.session_state[f"pending_{slot}"] = Pending(ticket, label, failed)
 
 
@@ -164,8 +165,6 @@ def follow(slot: str) -> Finished | None:
         took = f"measured in {ticket.ended - ticket.started:.1f} s" + (
             f", after {queued:.0f} s in line" if queued >= 1 else "")
         if state.complete(value):
-            state.results().put(ticket.key, value)  # the job put it in the store of its start, which "Clear
-            # caches" may have replaced since
             state.forget_own(ticket.key)
             box.update(label=f"Done in {ticket.ended - ticket.started:.1f} s", state="complete", expanded=False)
         else:

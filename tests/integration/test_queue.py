@@ -80,7 +80,7 @@ def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, ow
     store = state.ResultsStore()
     key = state.result_key("session", SMALL)
 
-    ticket = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), store))
+    ticket = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), lambda: store))
     until(lambda: compiling(ticket))
     asked = time.monotonic()
     queues.cancel(ticket)
@@ -91,14 +91,14 @@ def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, ow
     hurried = replace(SMALL, timeout_s=1.0, cold_compile=True)
     hurried_key = state.result_key("session", hurried)
     timed_out = queues.submit(hurried_key, "cpu",
-                              backend.shared_when_complete(hurried_key, session_job(hurried), store))
+                              backend.shared_when_complete(hurried_key, session_job(hurried), lambda: store))
     assert timed_out.wait(TIMEOUT) and timed_out.state == "done"
     session = timed_out.result()
     assert [r.status for r in session.runs] == ["error", "error"]
     assert all("longer than its limit of 1 s" in (r.error or "") for r in session.runs)
     assert not state.complete(session) and hurried_key not in store  # a fault, never shared
 
-    retry = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), store))
+    retry = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), lambda: store))
     assert retry is not ticket and retry.wait(TIMEOUT) and retry.state == "done"
     assert state.complete(retry.result()) and store.get(key) is retry.result()
     assert never_overlap(queues.intervals("cpu")) and len(queues.intervals("cpu")) == 3
@@ -140,8 +140,8 @@ def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> N
 
 
 def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() -> None:
-    """"Clear caches" from the app's menu while a run goes on: the run finishes into the store it began with,
-    and its user is shown it from the store the app uses now."""
+    """"Clear caches" from the app's menu while a run goes on: the run finishes into the store the app uses by
+    then (not the one it began with), and its user is shown it."""
     config = replace(SMALL, dim=32, batch=16)
     key = state.result_key("session", config)
     state.results().pop(key)
