@@ -109,14 +109,7 @@ def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, ow
 
 
 def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> None:
-    config = replace(SMALL, dim=32)
-    key = state.result_key("session", config)
-    state.results().pop(key)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    no_errors(at)
-    set_lab(at, config)
-    clicked = threading.Thread(target=lambda: at.sidebar.button(key="run").click().run())
-    clicked.start()
+    at, clicked, key = lab_run_started(replace(SMALL, dim=32))
     queues = backend.queues()
     until(lambda: (t := queues.running("cpu")) is not None and t.key == key and compiling(t))
     pid = queues.worker_pid("cpu")
@@ -142,14 +135,7 @@ def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> N
 def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() -> None:
     """"Clear caches" from the app's menu while a run goes on: the run finishes into the store the app uses by
     then (not the one it began with), and its user is shown it."""
-    config = replace(SMALL, dim=32, batch=16)
-    key = state.result_key("session", config)
-    state.results().pop(key)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    no_errors(at)
-    set_lab(at, config)
-    clicked = threading.Thread(target=lambda: at.sidebar.button(key="run").click().run())
-    clicked.start()
+    at, clicked, key = lab_run_started(replace(SMALL, dim=32, batch=16))
     queues = backend.queues()
     until(lambda: (t := queues.running("cpu")) is not None and t.key == key)
     st.cache_resource.clear()
@@ -160,6 +146,19 @@ def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() ->
     assert any("This run was measured in" in c.value for c in at.caption)
     assert TIMELINE in figures(at)
     assert state.results().get(key) is not None
+
+
+def lab_run_started(config: RunConfig) -> tuple[AppTest, threading.Thread, str]:
+    """A lab session whose Run of `config` (not in the shared store) was clicked in a thread of its own, with
+    the result key it waits for: the test acts while the run goes on, then joins the thread."""
+    key = state.result_key("session", config)
+    state.results().pop(key)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    set_lab(at, config)
+    clicked = threading.Thread(target=lambda: at.sidebar.button(key="run").click().run())
+    clicked.start()
+    return at, clicked, key
 
 
 def set_lab(at: AppTest, config: RunConfig) -> None:
