@@ -169,7 +169,7 @@ def write_peer(folder: Path, trace: Path) -> Path:
     from fusionviz.charts.timeline_layout import timeline_bars
     from fusionviz.records.files import open_file
     from fusionviz.records.limits import read_file
-    from ui.page import PRESENTATION_CSS
+    from ui.presentation import PRESENTATION_RULES
 
     session = open_file(read_file(trace), trace.name)
     for name, every, settings in (("one.json", False, ChartSettings()), ("all.json", True, ChartSettings()),
@@ -177,7 +177,7 @@ def write_peer(folder: Path, trace: Path) -> Path:
         bars = timeline_bars(session, all_iterations=every)
         title = "Kernel timeline: all profiled iterations" if every else None
         (folder / name).write_text(timeline_figure(session, bars, settings, title=title).to_json())
-    (folder / "present.css").write_text(PRESENTATION_CSS)
+    (folder / "present.css").write_text(f"<style>{PRESENTATION_RULES}</style>")
     (folder / "peer.py").write_text(PEER_APP)
     return folder / "peer.py"
 

@@ -13,19 +13,21 @@ from fusionviz.analysis.sentences import source_line
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_breakdown, kernel_ranking
 from fusionviz.charts.stats import class_stats_figure
+from fusionviz.charts.style import ChartSettings
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import pair_session
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
-from ui import backend, sections, state, tables
+from ui import backend, presentation, sections, tables
 from ui.memo import memo
 from ui.page import setup_page
 from ui.text import plain
 
-settings = setup_page(
+# The page draws the same elements in both modes: its presentation toggle restyles it in the browser.
+setup_page(
     "Trace explorer",
     "Open a session recorded by fusionviz (for example on a GPU machine) or any torch.profiler Chrome trace "
-    "(export_chrome_trace, .json or .json.gz), and compare two of them.")
+    "(export_chrome_trace, .json or .json.gz), and compare two of them.", restyles_in_browser=True)
 
 
 def pick(label: str, key: str) -> Session | None:
@@ -68,18 +70,19 @@ def show_one(session: Session) -> None:
         return
     sections.show_run_problems(session)
     st.subheader("Kernel timeline")
-    sections.show_timeline(session, settings, "x_timeline")
+    sections.show_timeline(session, "x_timeline")
     st.subheader("Top kernels and where the GPU's time went")
     show_summaries(session)
-    if state.presentation():  # on a projector: the charts and the top kernels; the long tables stay off screen
+    # On a projector: the charts and the top kernels; the long tables stay off screen.
+    with presentation.presentation_only("x_left_out"):
         st.caption("Per-kernel statistics and the kernel table are left out in presentation mode.")
-        return
-    st.subheader("Per-kernel statistics")
-    sections.show_stats(session, settings, "x_stats")
-    st.subheader("Kernels and generated code")
-    kernel_table(session)
-    if session.source != "trace":
-        sections.show_downloads(session, "x_downloads")
+    with presentation.desk_only("x_desk"):
+        st.subheader("Per-kernel statistics")
+        sections.show_stats(session, ChartSettings(), "x_stats")
+        st.subheader("Kernels and generated code")
+        kernel_table(session)
+        if session.source != "trace":
+            sections.show_downloads(session, "x_downloads")
 
 
 TOP_CHOICES = [10, 20, 50, 100, 0]  # 0: every kernel
@@ -136,9 +139,9 @@ def show_pair(a: Session, b: Session) -> None:
         st.info("Both files need a run with kernels to compare.")
         return
     pair = pair_session(run_a, run_b, run_a.mode, run_b.mode)
-    sections.show_timeline(pair, settings, "pair_timeline")
+    sections.show_timeline(pair, "pair_timeline")
     tables.show(pair_summary(run_a, run_b), "pair_summary")
-    sections.chart(class_stats_figure(pair.runs, settings), "pair_classes")
+    sections.restyled_chart(class_stats_figure(pair.runs), "pair_classes", ChartSettings.presentation().chart_px)
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first)")
     tables.show(kernel_diff(run_a, run_b), "pair_diff")
 

@@ -158,7 +158,7 @@ def report(session: Session, settings: ChartSettings) -> None:
     with st.expander("All numbers per mode"):
         tables.show(summary_table(session), "lab_summary", helps=SUMMARY_COLUMNS)
     st.subheader("Kernel timeline")
-    sections.show_timeline(session, settings, "timeline")
+    sections.show_timeline(session, "timeline")
     st.subheader("What fused into what")
     show_collapse(session, settings, animated=False)
     with st.expander("Animated: from eager to compiled (for talks)"):

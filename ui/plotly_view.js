@@ -2,7 +2,25 @@
 // point or a box drawn on it goes back to Python as a trigger value. plotly.js (its module as fusionvizPlotly,
 // never the global Plotly, which whichever copy loads last sets) is read once per page: from data.plotly_url
 // (the app's static files, cached by the browser) or, where the app could not write that file, from the
-// fusionviz.plotly_js element mounted beside this one.
+// fusionviz.plotly_js element mounted beside this one. A figure may carry its presentation layout and config
+// (data.present): the plot is drawn with the one of the page's mode (the class `fv-present` on the root, set by
+// ui/presentation.js) and redrawn when the mode changes, with no run of the server in between.
+const presenting = () => document.documentElement.classList.contains("fv-present");
+
+function render(Plotly, plot) {
+  const shown = plot.fusionvizShown;
+  const on = presenting() && shown.present !== null;
+  const base = on ? shown.present.layout : shown.layout;
+  // As Streamlit's own charts on the same page: the page's font, the title in bold at the left.
+  const font = { family: getComputedStyle(plot).fontFamily, ...(base.font || {}) };
+  const title = base.title || {};
+  const layout = { ...base, font, autosize: true,
+    title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
+  plot.fusionvizPresenting = presenting();
+  Plotly.react(plot, shown.data, layout, { ...(on ? shown.present.config : shown.config), responsive: true });
+  plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
+}
+
 export default function ({ data, parentElement, setTriggerValue }) {
   if (data.plotly_url && !globalThis.fusionvizPlotly && !globalThis.fusionvizPlotlyRequested) {
     globalThis.fusionvizPlotlyRequested = true;
@@ -24,13 +42,9 @@ export default function ({ data, parentElement, setTriggerValue }) {
       return;
     }
     const figure = JSON.parse(data.figure);
-    // As Streamlit's own charts on the same page: the page's font, the title in bold at the left.
-    const font = { family: getComputedStyle(parentElement.host || plot).fontFamily, ...(figure.layout.font || {}) };
-    const title = figure.layout.title || {};
-    const layout = { ...figure.layout, font, autosize: true,
-      title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
-    Plotly.react(plot, figure.data, layout, { ...data.config, responsive: true });
-    plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
+    plot.fusionvizShown = { data: figure.data, layout: figure.layout, config: data.config,
+      present: data.present ? { layout: JSON.parse(data.present.layout), config: data.present.config } : null };
+    render(Plotly, plot);
     if (!plot.fusionvizEvents) {
       plot.fusionvizEvents = true;
       // The page's width changes without a window resize too (the sidebar folds away in presentation mode):
@@ -45,6 +59,15 @@ export default function ({ data, parentElement, setTriggerValue }) {
           }
         }, 60);
       }).observe(plot);
+      // The mode changed: redrawn in the frame the new style and width are laid out in.
+      const modes = new MutationObserver(() => {
+        if (!plot.isConnected) {
+          modes.disconnect();
+          return;
+        }
+        if (presenting() !== plot.fusionvizPresenting) requestAnimationFrame(() => render(Plotly, plot));
+      });
+      modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
       plot.on("plotly_click", (event) => {
         const point = event && event.points && event.points[0];
         if (point && point.customdata !== undefined) setTriggerValue("click", point.customdata);

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -72,13 +73,23 @@ def box_of(value: Any) -> tuple[float, float] | None:
     return (low, high) if low < high else None
 
 
-def plotly_view(figure_json: str, key: str, config: dict[str, Any],
+@dataclass(frozen=True)
+class Presented:
+    """A figure's presentation layout (Plotly JSON) and config: the plot is drawn with them while the page is in
+    presentation mode, its data unchanged."""
+
+    layout_json: str
+    config: dict[str, Any]
+
+
+def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,
                 on_box: Callable[[], None] | None = None) -> list[Any] | None:
-    """The figure (Plotly JSON) on a plot kept under `key`. Returns the customdata of a point clicked in the run
-    this one answers, if any; `on_box` runs before the rerun a box drawn on the plot starts (it reads the box
-    from `st.session_state[key]["box"]`, see `box_of`)."""
+    """The figure (Plotly JSON) on a plot kept under `key`, with its `present` layout in presentation mode.
+    Returns the customdata of a point clicked in the run this one answers, if any; `on_box` runs before the
+    rerun a box drawn on the plot starts (it reads the box from `st.session_state[key]["box"]`, see `box_of`)."""
     url = plotly_url()
-    result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url},
+    shown = {"layout": present.layout_json, "config": present.config} if present else None
+    result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url, "present": shown},
                    on_click_change=lambda: None, on_box_change=on_box or (lambda: None))
     if url is None:
         _inline_plotly_js()(key=f"{key}_plotly_js")

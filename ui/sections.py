@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
+from plotly.io.json import to_json_plotly
 
 from fusionviz.analysis.kernel_tables import STATS_COLUMNS, kernel_stats, kernel_table
 from fusionviz.analysis.report import per_iteration, trace_notes
@@ -15,10 +17,11 @@ from fusionviz.analysis.sources import find_source
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.export import camera_options, stamped
 from fusionviz.charts.stats import class_stats_figure
-from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.style import ChartSettings, restyled_layout
 from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view
 from ui.memo import memo
+from ui.plotly_view import Presented, plotly_view
 from ui.text import plain
 
 
@@ -47,11 +50,14 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
                     st.code(run.error, language="text")
 
 
-def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None) -> Any:
+def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None,
+          settings: ChartSettings | None = None) -> Any:
     """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
     1920 × 1080 PNG. Clicking a bar reruns the page with the selection when `selectable` (first calling it,
-    when it is a callback: it reads the selection from `st.session_state[key]`)."""
-    settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
+    when it is a callback: it reads the selection from `st.session_state[key]`). `settings`, those the figure
+    was drawn with, default to the page's mode."""
+    if settings is None:
+        settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
     if stamp:
         fig = stamped(fig, stamp, settings)
     config = camera_options(settings, f"fusionviz-{key}")
@@ -61,10 +67,19 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
     return st.plotly_chart(fig, key=key, config=config)
 
 
-def show_timeline(session: Session, settings: ChartSettings, key: str) -> None:
+def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:
+    """A chart drawn at the desk's settings that carries its presentation layout (`present_height` high): on a
+    page that restyles in the browser, the presentation toggle redraws it there (ui/plotly_view.py)."""
+    desk, presented = ChartSettings(), ChartSettings.presentation()
+    present = Presented(to_json_plotly(restyled_layout(fig, presented, present_height).to_plotly_json()),
+                        camera_options(presented, f"fusionviz-{key}"))
+    plotly_view(fig.to_json(), key, camera_options(desk, f"fusionviz-{key}"), present=present)
+
+
+def show_timeline(session: Session, key: str) -> None:
     """The kernel timeline (a fragment: its controls rerun it alone); a clicked kernel shows its generated
     source underneath. See ui/timeline_view.py."""
-    timeline_view.show_timeline(session, settings, key, show_kernel_code)
+    timeline_view.show_timeline(session, key, show_kernel_code)
 
 
 def show_kernel_code(run: ModeRun, name: str) -> None:
@@ -89,13 +104,14 @@ def mode_picker(session: Session, label: str, key: str, *, compiled_only: bool =
 
 
 def show_kernel_table(session: Session, key: str) -> None:
-    """The sortable kernel table of one mode; choosing a row shows that kernel's source."""
+    """The sortable kernel table of one mode; choosing a row shows that kernel's source (at the desk only)."""
     run = mode_picker(session, "Mode", f"{key}_mode")
     if run is None:
         return
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
     table = memo(run, ("kernel_table", every), lambda: kernel_table(run, all_iterations=every))
-    event = tables.show(table, f"{key}_table_{run.mode}_{every}", on_select="rerun", selection_mode="single-row")
+    event = tables.show(table, f"{key}_table_{run.mode}_{every}", presentable=False, on_select="rerun",
+                        selection_mode="single-row")
     # The files below are written when their button is clicked, not on every rerun of the page.
     st.download_button("Kernel table (CSV)", lambda: tables.csv_bytes(table), file_name=f"kernels-{run.mode}.csv",
                        mime="text/csv", key=f"{key}_csv_{run.mode}")
@@ -108,15 +124,16 @@ def show_kernel_table(session: Session, key: str) -> None:
 
 
 def show_stats(session: Session, settings: ChartSettings, key: str) -> None:
-    """Per-kernel and per-class statistics of every drawable run."""
+    """Per-kernel and per-class statistics of every drawable run (their tables at the desk only)."""
     runs = drawable_runs(session)
     if not runs:
         return
-    chart(memo(session, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes")
+    chart(memo(session, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes",
+          settings=settings)
     for run in runs:
         st.markdown(_counts(run))
         stats = memo(run, ("kernel_stats",), lambda r=run: kernel_stats(r))  # type: ignore[misc]
-        tables.show(stats, f"{key}_stats_{run.mode}", helps=STATS_COLUMNS)
+        tables.show(stats, f"{key}_stats_{run.mode}", helps=STATS_COLUMNS, presentable=False)
 
 
 def _counts(run: ModeRun) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui import state
+from ui.presentation import desk_only, presentation_only
 
 
 def number_format(column: str, dtype: Any) -> str | None:
@@ -49,19 +49,27 @@ def html_table(frame: pd.DataFrame, formats: dict[str, str], key: str) -> str:
     return styled.to_html(table_attributes='class="fv-table"')
 
 
+PRESENTED_ROWS = 40  # a table's rows in presentation mode: more are not read from the back of a room
+
+
 def show(frame: pd.DataFrame, key: str, *, helps: dict[str, str] | None = None,
-         column_config: dict[str, Any] | None = None, **options: Any) -> Any:
-    """`frame` with its numbers formatted: a dataframe (sortable, selectable through `options`), or in
-    presentation mode a plain table. `helps` are column tooltips; `column_config` overrides per column.
-    Returns the dataframe's selection event (None in presentation mode)."""
+         column_config: dict[str, Any] | None = None, presentable: bool = True, **options: Any) -> Any:
+    """`frame` with its numbers formatted, in both its forms: a dataframe at the desk (sortable, selectable
+    through `options`) and, unless it is not `presentable` (it sits in a desk-only section), a plain table of
+    its first rows in presentation mode. The page's stylesheet shows one of them, so a toggle changes no
+    element. `helps` are column tooltips; `column_config` overrides per column. Returns the dataframe's
+    selection event."""
     formats = number_formats(frame)
-    if state.presentation():
-        st.html(html_table(frame, formats, key))
-        return None
+    if presentable:
+        with presentation_only(key):
+            st.html(html_table(frame.head(PRESENTED_ROWS), formats, key))
+            if len(frame) > PRESENTED_ROWS:
+                st.caption(f"The first {PRESENTED_ROWS} of {len(frame):,} rows; every row at the desk.")
     config: dict[str, Any] = {c: st.column_config.NumberColumn(format=f, help=(helps or {}).get(c))
                               for c, f in formats.items()}
     config.update(column_config or {})
-    return st.dataframe(frame, key=key, hide_index=True, column_config=config, **options)
+    with desk_only(key):
+        return st.dataframe(frame, key=key, hide_index=True, column_config=config, **options)
 
 
 # A cell a spreadsheet would run as a formula (OWASP's list: = + - @, and tab or carriage return before them).

@@ -3,8 +3,9 @@ chart, a clicked kernel) rerun this section only, and its bars and figures are k
 so a rerun redraws from memory instead of rebuilding.
 
 Level of detail (see `charts.timeline`): a large timeline starts as time slices; a box drawn on it narrows the
-window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser. A large
-timeline is drawn on a plot that stays mounted (`ui.plotly_view`): a switch redraws it in place.
+window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser. The timeline is
+drawn on a plot that stays mounted (`ui.plotly_view`): a switch redraws it in place, and the presentation
+toggle redraws it at its presentation layout in the browser.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from plotly.io.json import to_json_plotly
 
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.export import camera_options
@@ -26,11 +28,12 @@ from fusionviz.charts.timeline import (
     level_of_detail,
     selected_kernel,
     timeline_figure,
+    timeline_layout,
 )
 from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
 from fusionviz.records.session import ModeRun, Session
 from ui.memo import memo
-from ui.plotly_view import box_of, plotly_view
+from ui.plotly_view import Presented, box_of, plotly_view
 
 
 def kernel_names(run: ModeRun) -> list[str]:
@@ -43,14 +46,14 @@ def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
     return memo(run, ("frames",), lambda: (run.kernel_frame(), run.cpu_op_frame()))  # type: ignore[no-any-return]
 
 
-def show_timeline(session: Session, settings: ChartSettings, key: str,
-                  show_code: Callable[[ModeRun, str], None]) -> None:
-    """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source."""
-    _timeline_fragment(session, settings, key, show_code)
+def show_timeline(session: Session, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
+    """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source. The
+    plot carries its presentation layout: a presentation toggle redraws it in the browser."""
+    _timeline_fragment(session, key, show_code)
 
 
 @st.fragment
-def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
+def _timeline_fragment(session: Session, key: str,
                        show_code: Callable[[ModeRun, str], None]) -> None:
     runs = drawable_runs(session)
     iterations = max((r.summary.iterations for r in runs if r.summary), default=1)
@@ -91,21 +94,22 @@ def _timeline_fragment(session: Session, settings: ChartSettings, key: str,
     title = ("Kernel timeline: the whole trace" if whole else
              "Kernel timeline: all profiled iterations" if every else
              f"Kernel timeline: iteration {step}" if step is not None else None)
-    drawn = memo(session, ("figure", every, step, window, settings),
-                 lambda: timeline_figure(session, bars, settings, title, window=window))
+    desk, presented = ChartSettings(), ChartSettings.presentation()
+    drawn = memo(session, ("figure", every, step, window),
+                 lambda: timeline_figure(session, bars, desk, title, window=window))
     fig = drawn if not search.strip() else memo(  # the figure drawn already, with one layer more
-        session, ("highlighted", every, step, window, settings, search.strip()),
+        session, ("highlighted", every, step, window, search.strip()),
         lambda: highlight(drawn, session, bars, search, window=window))
     level = level_of_detail(bars, window)
-    if level == "svg":
-        config = camera_options(settings, f"fusionviz-{key}")
-        event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", config=config)
-        picked = selected_kernel(event["selection"].get("points", []) if event else [])
-    else:  # a box drawn on it narrows the window in a callback, before the run it starts draws
-        figure_json = memo(fig, ("json",), fig.to_json)
-        config = {**camera_options(settings, f"fusionviz-{key}"), "scrollZoom": True}
-        clicked = plotly_view(figure_json, plot_key, config, on_box=lambda: _narrow(plot_key, window_key))
-        picked = selected_kernel([{"customdata": clicked}]) if clicked is not None else None
+    zoom = {"scrollZoom": level != "svg"}  # the wheel zooms a large timeline; a small one leaves it to the page
+    present = memo(drawn, ("present", key, level), lambda: Presented(
+        to_json_plotly(timeline_layout(drawn, session, bars, presented).to_plotly_json()),
+        {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
+    # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
+    clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
+                          {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
+                          on_box=lambda: _narrow(plot_key, window_key))
+    picked = selected_kernel([{"customdata": clicked}]) if clicked is not None else None
     _caption(level, bars, search, window)
     if picked:
         mode, row = picked

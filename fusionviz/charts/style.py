@@ -65,6 +65,12 @@ def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> g
     return fig
 
 
+def restyled_layout(fig: go.Figure, settings: ChartSettings, height: int) -> go.Layout:
+    """`fig`'s layout with the fonts, margins and `height` of `settings`, its data untouched: the presentation
+    layout a plot in the browser switches to without the figure being drawn again (ui/plotly_view.py)."""
+    return style(go.Figure(layout=fig.layout), settings, fig.layout.title.text, height).layout
+
+
 # A mode against eager, by its verdict, wherever a chart colours one (latency bars, the crossover grid).
 VERDICT_COLOURS: dict[str, str] = {"faster": "#54A24B", "slower": "#E45756", "no clear difference": "#A8B3BF"}
 EAGER_COLOUR = "#7F7F7F"

@@ -28,6 +28,7 @@ from fusionviz.charts.style import (
     DEFAULT_SETTINGS,
     REGION_FILL,
     ChartSettings,
+    restyled_layout,
     style,
 )
 from fusionviz.charts.timeline_layout import (
@@ -102,11 +103,21 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
     # a box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
     fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select",
                       dragmode="zoom" if clickable(bars, window) else "select")
+    fig = style(fig, settings, text, _height(session, lanes, settings))
+    return highlight(fig, session, bars, search, window=window) if search.strip() else fig
+
+
+def _height(session: Session, lanes: list[Lane], settings: ChartSettings) -> int:
+    """A block of `lane_px` per mode, half as much for each further stream's lane, and the title's room."""
     blocks = len(drawable_runs(session))
     extra = max(len(lanes) - 2 * blocks, 0)  # further streams' lanes
-    height = 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
-    fig = style(fig, settings, text, height)
-    return highlight(fig, session, bars, search, window=window) if search.strip() else fig
+    return 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
+
+
+def timeline_layout(fig: go.Figure, session: Session, bars: pd.DataFrame, settings: ChartSettings) -> go.Layout:
+    """The layout of a timeline `timeline_figure` drew from these bars, for other settings (presentation mode):
+    the bars are not drawn again."""
+    return restyled_layout(fig, settings, _height(session, timeline_lanes(session, bars), settings))
 
 
 def highlight(fig: go.Figure, session: Session, bars: pd.DataFrame, search: str, *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -44,8 +45,15 @@ def decode(value: Any) -> list[Any]:
 
 
 def figures(at: AppTest) -> dict[str, dict[str, Any]]:
-    """The page's Plotly figures by title."""
+    """The page's Plotly figures by title: Streamlit's charts and the plots kept in place (ui/plotly_view.py),
+    each of these with its presentation layout under "present"."""
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    for element in at.get("bidi_component"):
+        if element.proto.component_name == "fusionviz.plotly_view":
+            data = json.loads(element.proto.json)
+            present = data["present"]
+            specs.append({**json.loads(data["figure"]), "config": data["config"],
+                          "present": {**present, "layout": json.loads(present["layout"])} if present else None})
     return {spec["layout"]["title"]["text"]: spec for spec in specs}
 
 
@@ -130,23 +138,37 @@ def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_ses
     assert spec["layout"]["font"]["size"] == ChartSettings.presentation().font_size
 
 
-def test_presentation_toggle_leaves_the_trace_explorer_in_place(sessions_dir: Path,
-                                                                 ln_gelu_session: Session) -> None:
-    """Streamlit keys elements by position: a toggle that moved them would remount the page, its timeline drawn
-    anew instead of redrawn in place."""
+def test_the_trace_explorer_draws_the_same_elements_in_both_modes(sessions_dir: Path,
+                                                                   ln_gelu_session: Session) -> None:
+    """Its presentation toggle restyles the page in the browser and reruns only its own fragment, so a run of
+    the page must draw the same elements in both modes (ui/presentation.py): the long tables in desk-only
+    sections, the top kernels in both forms, and a timeline that carries its presentation layout."""
     ln_gelu_session.save(sessions_dir / "recorded.json.gz")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page("pages/1_Trace_explorer.py").run()
 
-    def headings() -> dict[str, int]:
-        return {n.value: i for i, n in at.main.children.items() if type(n).__name__ == "Subheader"}
+    def elements() -> list[str]:
+        """Every element of the page in order, but the toggle and the element that sets the mode."""
+        def walk(node: Any) -> list[str]:
+            if hasattr(node, "children"):
+                return [f"block {node.proto}"] + [e for child in node.children.values() for e in walk(child)]
+            if getattr(node, "type", None) == "toggle" or "fusionviz.presentation" in str(node.proto):
+                return []
+            return [re.sub(r"deferred_file_id: .*", "", str(node.proto))]  # new on every run
+        return walk(at.main)
 
-    desk = headings()
+    desk = elements()
     at.toggle(key="_pres_Trace explorer").set_value(True).run()
     no_errors(at)
-    presenting = headings()
-    assert {"Kernel timeline", "Top kernels and where the GPU's time went"} <= presenting.keys()
-    assert presenting.items() <= desk.items()
+    assert at.session_state["presentation"]
+    assert elements() == desk
+    keys = " ".join(desk)
+    assert "fv_desk_x_desk" in keys and "fv_present_x_left_out" in keys and "fv_present_x_top_eager" in keys
+    timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+    assert timeline["layout"]["title"]["font"]["size"] == ChartSettings().title_size
+    big = timeline["present"]["layout"]
+    assert big["title"]["font"]["size"] == ChartSettings.presentation().title_size
+    assert big["height"] > timeline["layout"]["height"]
 
 
 def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_gelu_session: Session) -> None:
