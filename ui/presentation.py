@@ -21,11 +21,13 @@ from ui import state
 
 # Large type everywhere a projector's audience reads, selectors, buttons and tables included (their menus open
 # in a layer of their own, outside the main block); little padding and a see-through header, so a chart fits
-# the screen; no focus frame around the page when a clicker's key steps a scene.
+# the screen, which clicks pass through but on its buttons (its toolbar lay over the page's toggle); no focus
+# frame around the page when a clicker's key steps a scene.
 PRESENTATION_RULES = """
-header[data-testid="stHeader"] {background: transparent; pointer-events: none;}
+header[data-testid="stHeader"] {background: transparent;}
+header[data-testid="stHeader"], header[data-testid="stHeader"] * {pointer-events: none;}
+header[data-testid="stHeader"] button, header[data-testid="stHeader"] button * {pointer-events: auto;}
 [data-testid="stMain"]::before {box-shadow: none !important;}
-header[data-testid="stHeader"] button, header [data-testid="stMainMenu"] {pointer-events: auto;}
 .stMainBlockContainer {padding-top: 0.9rem; padding-bottom: 0.5rem;}
 .stMainBlockContainer h1 {font-size: 2.2rem; padding: 0;}
 .stMainBlockContainer p, .stMainBlockContainer li, section[data-testid="stSidebar"] p {font-size: 1.45rem;}

@@ -189,7 +189,7 @@ def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser
     trace.write_bytes(ln_gelu_session.run("default").chrome_trace())
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{server}/Trace_explorer")
-    page.get_by_text("Per-kernel statistics").wait_for(timeout=60_000)
+    page.get_by_text("Per-kernel statistics", exact=True).wait_for(timeout=60_000)
     page.get_by_text("Compare with a second file").click()
     settle(page)
     page.get_by_text("Upload a file").last.click()
@@ -201,6 +201,37 @@ def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser
     assert page.locator(".js-plotly-plot").count() >= 2
     no_exceptions(page)
     page.screenshot(path=str(shots / "trace-explorer-compare.png"))
+    page.close()
+
+
+TIMELINE_TITLE_PX = """() => parseFloat([...document.querySelectorAll('.js-plotly-plot .gtitle')]
+    .find(t => t.textContent.startsWith('Kernel timeline')).style.fontSize)"""
+
+
+def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browser, shots: Path) -> None:
+    """Its toggle restyles the page where it is: the timeline redrawn at its presentation size, the long tables
+    hidden, the sidebar folded one click away; and back, the page as it was."""
+    page = browser.new_page(viewport=SLIDE)
+    page.goto(f"{server}/Trace_explorer")
+    statistics = page.get_by_text("Per-kernel statistics", exact=True)
+    statistics.wait_for(timeout=60_000)
+    settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    toggle = page.get_by_text("Presentation", exact=True)
+    assert page.evaluate(TIMELINE_TITLE_PX) == 16 and sidebar.get_attribute("data-collapsed") == "false"
+    toggle.click()
+    page.wait_for_function(f"({TIMELINE_TITLE_PX})() === 30")
+    settle(page)
+    assert statistics.is_hidden() and page.get_by_text("left out in presentation mode").is_visible()
+    assert sidebar.get_attribute("data-collapsed") == "true"
+    no_exceptions(page)
+    page.screenshot(path=str(shots / "trace-explorer-presentation.png"))
+    toggle.click()
+    page.wait_for_function(f"({TIMELINE_TITLE_PX})() === 16")
+    settle(page)
+    assert statistics.is_visible() and page.get_by_text("left out in presentation mode").is_hidden()
+    assert sidebar.get_attribute("data-collapsed") == "false"
+    no_exceptions(page)
     page.close()
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import streamlit as st
 from streamlit import config as st_config
-from streamlit.testing.v1 import AppTest
+from streamlit.runtime import Runtime
+from streamlit.testing.v1 import AppTest, app_test
 
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.measure.client import list_devices, run_session
@@ -171,9 +172,28 @@ def set_lab(at: AppTest, config: RunConfig) -> None:
     at.sidebar.slider(key="processes").set_value(config.processes)
 
 
+class _KeepsTheSlot(type):
+    """AppTest puts a mock runtime in Streamlit's one Runtime slot for each run and empties the slot when the run
+    ends: with runs in threads, the first to end would empty it under the others, whose kept plots
+    (ui/plotly_view.py) look their element up there. Assigned through this class, the slot keeps the last
+    runtime set; a server has one runtime for all its sessions."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if name != "_instance":
+            super().__setattr__(name, value)
+        elif value is not None:
+            Runtime._instance = value
+
+
+class _RuntimeSlot(Runtime, metaclass=_KeepsTheSlot):
+    pass
+
+
 def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
     # AppTest swaps streamlit's config getter for each run; runs in threads may leave it swapped: restore it after.
     monkeypatch.setattr(st_config, "get_option", st_config.get_option)
+    monkeypatch.setattr(app_test, "Runtime", _RuntimeSlot)
+    monkeypatch.setattr(Runtime, "_instance", None)  # emptied again when the test ends
     configs = [SMALL, SMALL, replace(SMALL, model="mlp"), replace(SMALL, batch=16)]
     keys = [state.result_key("session", c) for c in configs]
     for key in keys:
