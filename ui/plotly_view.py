@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import plotly
+import plotly.graph_objects as go
 import streamlit as st
+from plotly.io.json import to_json_plotly
 from plotly.offline import get_plotlyjs
 
 STATIC = Path(__file__).resolve().parents[1] / "static"  # beside app.py, the script `streamlit run` is given
@@ -80,6 +82,10 @@ class Presented:
 
     layout_json: str
     config: dict[str, Any]
+
+    @classmethod
+    def of(cls, layout: go.Layout, config: dict[str, Any]) -> Presented:
+        return cls(to_json_plotly(layout.to_plotly_json()), config)
 
 
 def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,

@@ -8,7 +8,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.io.json import to_json_plotly
 
 from fusionviz.analysis.kernel_tables import STATS_COLUMNS, kernel_stats, kernel_table
 from fusionviz.analysis.report import per_iteration, trace_notes
@@ -71,9 +70,9 @@ def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:
     """A chart drawn at the desk's settings that carries its presentation layout (`present_height` high): on a
     page that restyles in the browser, the presentation toggle redraws it there (ui/plotly_view.py)."""
     desk, presented = ChartSettings(), ChartSettings.presentation()
-    present = Presented(to_json_plotly(restyled_layout(fig, presented, present_height).to_plotly_json()),
-                        camera_options(presented, f"fusionviz-{key}"))
-    plotly_view(fig.to_json(), key, camera_options(desk, f"fusionviz-{key}"), present=present)
+    name = f"fusionviz-{key}"
+    present = Presented.of(restyled_layout(fig, presented, present_height), camera_options(presented, name))
+    plotly_view(fig.to_json(), key, camera_options(desk, name), present=present)
 
 
 def show_timeline(session: Session, key: str) -> None:

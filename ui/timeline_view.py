@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from plotly.io.json import to_json_plotly
 
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.export import camera_options
@@ -102,9 +101,8 @@ def _timeline_fragment(session: Session, key: str,
         lambda: highlight(drawn, session, bars, search, window=window))
     level = level_of_detail(bars, window)
     zoom = {"scrollZoom": level != "svg"}  # the wheel zooms a large timeline; a small one leaves it to the page
-    present = memo(drawn, ("present", key, level), lambda: Presented(
-        to_json_plotly(timeline_layout(drawn, session, bars, presented).to_plotly_json()),
-        {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
+    present = memo(drawn, ("present", key, level), lambda: Presented.of(
+        timeline_layout(drawn, session, bars, presented), {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
     clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
