@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import plotly
-import plotly.graph_objects as go
 import streamlit as st
 from plotly.io.json import to_json_plotly
 from plotly.offline import get_plotlyjs
@@ -84,8 +83,8 @@ class Presented:
     config: dict[str, Any]
 
     @classmethod
-    def of(cls, layout: go.Layout, config: dict[str, Any]) -> Presented:
-        return cls(to_json_plotly(layout.to_plotly_json()), config)
+    def of(cls, layout: dict[str, Any], config: dict[str, Any]) -> Presented:
+        return cls(to_json_plotly(layout), config)
 
 
 def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,

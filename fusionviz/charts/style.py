@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -44,31 +46,54 @@ class ChartSettings:
 DEFAULT_SETTINGS = ChartSettings()
 
 
-def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> go.Figure:
-    """Title, fonts, height, margins and legend: the same on every figure."""
-    fig.update_layout(
+def _styled(settings: ChartSettings, title: str, height: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What `style` sets: the layout's keys, and each axis's."""
+    layout = {
         # The title is pinned to the top and the margin leaves two rows for the legend under it.
-        title={"text": title, "font": {"size": settings.title_size}, "y": 0.995, "yanchor": "top", "yref": "container"},
-        font={"size": settings.font_size},
-        height=height,
-        margin={"l": 10, "r": 10, "t": 40 + settings.title_size + 2 * settings.font_size, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
-                "font": {"size": settings.font_size}},
-        hoverlabel={"font": {"size": settings.font_size}, "align": "left"},
-        plot_bgcolor="white",
-    )
+        "title": {"text": title, "font": {"size": settings.title_size}, "y": 0.995, "yanchor": "top",
+                  "yref": "container"},
+        "font": {"size": settings.font_size},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 40 + settings.title_size + 2 * settings.font_size, "b": 40},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                   "font": {"size": settings.font_size}},
+        "hoverlabel": {"font": {"size": settings.font_size}, "align": "left"},
+        "plot_bgcolor": "white",
+    }
     # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font. Margins
     # grow to fit tick labels, so the longest mode name is never cut, whatever size the chart is drawn at.
-    axis = {"tickfont": {"size": settings.font_size}, "title_font": {"size": settings.font_size}, "automargin": True}
+    axis = {"tickfont": {"size": settings.font_size}, "title": {"font": {"size": settings.font_size}},
+            "automargin": True}
+    return layout, axis
+
+
+def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> go.Figure:
+    """Title, fonts, height, margins and legend: the same on every figure."""
+    layout, axis = _styled(settings, title, height)
+    fig.update_layout(**layout)
     fig.update_xaxes(**axis)
     fig.update_yaxes(**axis)
     return fig
 
 
-def restyled_layout(fig: go.Figure, settings: ChartSettings, height: int) -> go.Layout:
-    """`fig`'s layout with the fonts, margins and `height` of `settings`, its data untouched: the presentation
-    layout a plot in the browser switches to without the figure being drawn again (ui/plotly_view.py)."""
-    return style(go.Figure(layout=fig.layout), settings, fig.layout.title.text, height).layout
+def restyled_layout(fig: go.Figure, settings: ChartSettings, height: int) -> dict[str, Any]:
+    """`fig`'s layout (as Plotly JSON) with the fonts, margins and `height` of `settings`, its data untouched:
+    the presentation layout a plot in the browser switches to without the figure being drawn again
+    (ui/plotly_view.py). Merged as plain dicts: through Plotly's objects it took 0.03-0.08 s on a timeline."""
+    layout, axis = _styled(settings, fig.layout.title.text, height)
+    out = _merged(fig.layout.to_plotly_json(), layout)
+    for name in out:
+        if re.fullmatch(r"[xy]axis\d*", name):
+            out[name] = _merged(out[name], axis)
+    return out
+
+
+def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `patch` laid over it, nested dicts merged key by key (as `update_layout` does)."""
+    out = dict(base)
+    for key, value in patch.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 # A mode against eager, by its verdict, wherever a chart colours one (latency bars, the crossover grid).

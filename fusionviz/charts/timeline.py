@@ -114,9 +114,10 @@ def _height(session: Session, lanes: list[Lane], settings: ChartSettings) -> int
     return 150 + settings.title_size + settings.lane_px * max(blocks, 1) + round(settings.lane_px * 0.5 * extra)
 
 
-def timeline_layout(fig: go.Figure, session: Session, bars: pd.DataFrame, settings: ChartSettings) -> go.Layout:
-    """The layout of a timeline `timeline_figure` drew from these bars, for other settings (presentation mode):
-    the bars are not drawn again."""
+def timeline_layout(fig: go.Figure, session: Session, bars: pd.DataFrame,
+                    settings: ChartSettings) -> dict[str, Any]:
+    """The layout (Plotly JSON) of a timeline `timeline_figure` drew from these bars, for other settings
+    (presentation mode): the bars are not drawn again."""
     return restyled_layout(fig, settings, _height(session, timeline_lanes(session, bars), settings))
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from fusionviz.charts import timeline
-from fusionviz.charts.style import CLASS_COLOURS
-from fusionviz.charts.timeline import lane_bins, level_of_detail, selected_kernel, timeline_figure
+from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
+from fusionviz.charts.timeline import lane_bins, level_of_detail, selected_kernel, timeline_figure, timeline_layout
 from fusionviz.charts.timeline_layout import (
     STREAM_GAP,
     break_markers,
@@ -173,3 +173,18 @@ def test_a_search_adds_one_layer_to_the_figure_drawn(monkeypatch: pytest.MonkeyP
         assert timeline.highlight(drawn, session, bars, "no such kernel", window=window) is drawn
         searched = timeline_figure(session, bars, window=window, search="gemm")
         assert [t.name for t in searched.data] == [t.name for t in marked.data]
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_the_presentation_layout_is_the_layout_of_the_timeline_drawn_for_presentation(
+        monkeypatch: pytest.MonkeyPatch, many: bool) -> None:
+    """The plot switches to it in the browser without drawing the bars again (ui/plotly_view.py): it must be
+    what drawing the timeline at presentation settings gives, for SVG bars and at a level of detail."""
+    if many:
+        monkeypatch.setattr(timeline, "SVG_BARS", 2)
+    session = session_from_trace(replay_trace(), "replay")
+    bars = timeline_bars(session, all_iterations=True)
+    desk = timeline_figure(session, bars)
+    presented = timeline_figure(session, bars, ChartSettings.presentation())
+    assert desk.layout.height < presented.layout.height
+    assert timeline_layout(desk, session, bars, ChartSettings.presentation()) == presented.layout.to_plotly_json()
