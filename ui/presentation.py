@@ -4,7 +4,7 @@ The mode is a class on the page's root element (`html.fv-present`), set in the b
 (`presentation.js`), under which one stylesheet, always on the page, applies. A page whose elements are the
 same in both modes (`restyles_in_browser`) keeps its toggle in a fragment: a flip restyles the page and redraws
 its kept plots in the browser (each carries its presentation layout, ui/plotly_view.py) while the server only
-records the mode, 0.3 s where a rerun of the whole page took 0.4-0.6 s (benchmarks/RESULTS.md). Elsewhere the
+records the mode: 0.20-0.28 s where a rerun of the whole page took 0.38-0.64 s (benchmarks/RESULTS.md). Elsewhere the
 flip reruns the page, which draws its charts for the mode. Either way the server knows the mode
 (`state.presentation()`), so every later run and page draws for it.
 """
