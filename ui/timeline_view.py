@@ -23,9 +23,9 @@ from fusionviz.charts.timeline import (
     CLICK_KERNELS,
     DETAIL_KERNELS,
     clickable,
+    clicked_kernel,
     highlight,
     level_of_detail,
-    selected_kernel,
     timeline_figure,
     timeline_layout,
 )
@@ -107,7 +107,7 @@ def _timeline_fragment(session: Session, key: str,
     clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
                           on_box=lambda: _narrow(plot_key, window_key))
-    picked = selected_kernel([{"customdata": clicked}]) if clicked is not None else None
+    picked = clicked_kernel(clicked)
     _caption(level, bars, search, window)
     if picked:
         mode, row = picked

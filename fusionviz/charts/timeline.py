@@ -361,10 +361,8 @@ def _bins_trace(rows: pd.DataFrame, lanes: list[Lane], window: tuple[float, floa
                        "<br>%{customdata[0]} start here · drag a box to see each one<extra></extra>"))
 
 
-def selected_kernel(points: list[dict[str, Any]]) -> tuple[str, int] | None:
-    """The (mode, kernel row) of the first clicked kernel bar in a Plotly selection, if any."""
-    for point in points:
-        custom = point.get("customdata")
-        if isinstance(custom, list) and len(custom) >= 8 and custom[7] in CLASS_COLOURS:
-            return str(custom[0]), int(custom[1])
+def clicked_kernel(custom: Any) -> tuple[str, int] | None:
+    """The (mode, kernel row) of a clicked point's customdata, if the point is a kernel bar."""
+    if isinstance(custom, list) and len(custom) >= 8 and custom[7] in CLASS_COLOURS:
+        return str(custom[0]), int(custom[1])
     return None

@@ -9,7 +9,7 @@ import pytest
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
 from fusionviz.charts.latency import NO_PAYBACK, latency_figure, latency_rows, metric_rows, metrics_figure
 from fusionviz.charts.style import CLASS_COLOURS
-from fusionviz.charts.timeline import selected_kernel, timeline_figure
+from fusionviz.charts.timeline import clicked_kernel, timeline_figure
 from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
 from fusionviz.records.session import GraphBreak
 from tests.unit.factories import cpu, k, run, session
@@ -63,7 +63,7 @@ def test_timeline_figure_colours_by_class_and_clicks_map_back() -> None:
     assert traces["gemm"].marker.color == CLASS_COLOURS["gemm"]
     assert list(traces["gemm"].x) == [10, 10]  # durations on x, starts as base
     assert list(traces["gemm"].base) == [100, 0]
-    picked = selected_kernel([{"customdata": list(traces["triton_reduction"].customdata[0])}])
+    picked = clicked_kernel(list(traces["triton_reduction"].customdata[0]))
     assert picked == ("default", 1)
     assert fig.layout.yaxis.ticktext == ("<b>eager</b>", "CPU", "<b>default</b>", "CPU")
 

@@ -10,7 +10,7 @@ import pytest
 
 from fusionviz.charts import timeline
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
-from fusionviz.charts.timeline import lane_bins, level_of_detail, selected_kernel, timeline_figure, timeline_layout
+from fusionviz.charts.timeline import clicked_kernel, lane_bins, level_of_detail, timeline_figure, timeline_layout
 from fusionviz.charts.timeline_layout import (
     STREAM_GAP,
     break_markers,
@@ -140,7 +140,7 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     gemm = next(c for c in cells if list(c.y) == [0.0])
     assert list(gemm.x) == [10, 40] and gemm.z[0][0] == timeline.KERNEL_CLASSES.index("gemm")  # exact edges
     (click,) = [t for t in detail.data if t.name == "click"]
-    assert selected_kernel([{"customdata": list(click.customdata[0])}]) == ("s", 0)
+    assert clicked_kernel(list(click.customdata[0])) == ("s", 0)
     assert list(detail.layout.xaxis.range) == [0.0, 50.0] and detail.layout.dragmode == "zoom"
     (marks,) = [t for t in detail.data if t.name.startswith("matches")]
     assert list(marks.x) == [10, 40]
