@@ -8,7 +8,6 @@ import dataclasses
 import json
 import os
 import sys
-import traceback
 from typing import Any
 
 # Pinned before torch loads, so that the process's memory is allocated local to its core (see client).
@@ -45,8 +44,7 @@ def serve() -> None:
                   "error": f"the device ran out of memory: {str(exc).splitlines()[0]}; reduce the batch or sizes"})
             return
         except Exception as exc:
-            send({"type": "error", "kind": "error", "error": f"{type(exc).__name__}: {exc}",
-                  "traceback": traceback.format_exc()[-4000:]})
+            send({"type": "error", "kind": "error", "error": f"{type(exc).__name__}: {exc}"})
 
 
 if __name__ == "__main__":
