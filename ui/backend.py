@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
+from fusionviz.lru import LRU
 from fusionviz.measure.client import list_devices
 from fusionviz.measure.protocol import Device, Progress
 from fusionviz.measure.queue import DeviceQueues, Job, Ticket
@@ -75,7 +76,7 @@ class Finished(NamedTuple):
     took: str
 
 
-def shared_when_complete(key: str, job: Job[Any], store: Callable[[], state.ResultsStore]) -> Job[Any]:
+def shared_when_complete(key: str, job: Job[Any], store: Callable[[], LRU[str, Any]]) -> Job[Any]:
     """`job`, putting its result into the shared store the moment it finishes complete (in the queue's thread,
     so it is kept even when the user who asked has left). `store` is asked for then, not when the job is
     queued: "Clear caches" may have replaced the app's store while the job ran."""

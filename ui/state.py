@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-from collections import OrderedDict
 from typing import Any, Literal
 
 import streamlit as st
 
+from fusionviz.lru import LRU
 from fusionviz.records.session import Session
 
 Page = Literal["lab", "methodology", "sweep"]
@@ -32,45 +31,10 @@ def result_key(kind: str, *parts: Any) -> str:
     return f"{kind}|{json.dumps(values, sort_keys=True, default=str)}"
 
 
-class ResultsStore:
-    """A thread-safe store that keeps the `limit` most recently used results."""
-
-    def __init__(self, limit: int = RESULTS_KEPT) -> None:
-        self._items: OrderedDict[str, Any] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def get(self, key: str | None) -> Any:
-        with self._lock:
-            if key is None or key not in self._items:
-                return None
-            self._items.move_to_end(key)
-            return self._items[key]
-
-    def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._limit:
-                self._items.popitem(last=False)
-
-    def pop(self, key: str) -> Any:
-        with self._lock:
-            return self._items.pop(key, None)
-
-    def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return key in self._items
-
-    def items(self) -> list[tuple[str, Any]]:
-        with self._lock:
-            return list(self._items.items())
-
-
 @st.cache_resource(show_spinner=False)
-def results() -> ResultsStore:
+def results() -> LRU[str, Any]:
     """Finished runs by `result_key`, shared by every browser session of this app process."""
-    return ResultsStore()
+    return LRU(RESULTS_KEPT)
 
 
 def complete(value: Any) -> bool:
@@ -82,18 +46,20 @@ def complete(value: Any) -> bool:
             and (value.sweep is None or all(s.status != "error" for s in value.sweep.strategies)))
 
 
+def _own() -> LRU[str, Any]:
+    """This user's own incomplete results, by `result_key`."""
+    own: LRU[str, Any] = st.session_state.setdefault("own_results", LRU(OWN_KEPT))
+    return own
+
+
 def keep_own(key: str, value: Any) -> None:
     """Keep an incomplete result for this user alone (never in the shared store)."""
-    own: OrderedDict[str, Any] = st.session_state.setdefault("own_results", OrderedDict())
-    own[key] = value
-    own.move_to_end(key)
-    while len(own) > OWN_KEPT:
-        own.popitem(last=False)
+    _own().put(key, value)
 
 
 def forget_own(key: str) -> None:
     """Drop this user's incomplete result of `key` (a complete one is shared now)."""
-    st.session_state.get("own_results", {}).pop(key, None)
+    _own().pop(key)
 
 
 def result(key: str | None) -> Any:
@@ -101,7 +67,7 @@ def result(key: str | None) -> Any:
     if key is None:
         return None
     shared = results().get(key)
-    return shared if shared is not None else st.session_state.get("own_results", {}).get(key)
+    return shared if shared is not None else _own().get(key)
 
 
 def presentation() -> bool:

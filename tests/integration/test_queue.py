@@ -22,6 +22,7 @@ from streamlit.runtime import Runtime
 from streamlit.testing.v1 import AppTest, app_test
 
 from fusionviz.charts.style import CLASS_COLOURS
+from fusionviz.lru import LRU
 from fusionviz.measure.client import list_devices, run_session
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues, Ticket
@@ -78,7 +79,7 @@ def never_overlap(spans: list[tuple[float, float]]) -> bool:
 
 
 def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, own_tempdir: Path) -> None:
-    store = state.ResultsStore()
+    store: LRU[str, Any] = LRU(state.RESULTS_KEPT)
     key = state.result_key("session", SMALL)
 
     ticket = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), lambda: store))

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fusionviz"
 
-# What each layer may import from fusionviz (besides itself, `errors` and the package root).
+# What each layer may import from fusionviz (besides itself, the foundations below and the package root).
 ALLOWED: dict[str, set[str]] = {
     "records": set(),
     "measure": {"records"},
@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "charts": {"records", "analysis"},
     "cli": {"records", "measure", "analysis", "charts"},  # charts for `export` only
 }
+FOUNDATIONS = {"errors", "lru"}  # the one error type and the one bounded cache type, for every layer
 # Third-party packages a layer must never import.
 FORBIDDEN: dict[str, set[str]] = {
     "records": {"streamlit", "plotly", "torch"},
@@ -53,7 +54,8 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py") if layer_of(p) in ALLOWED)
 
 def test_every_module_belongs_to_a_layer() -> None:
     stray = [p.relative_to(PACKAGE) for p in PACKAGE.rglob("*.py")
-             if layer_of(p) not in ALLOWED and p.name not in ("__init__.py", "__main__.py", "errors.py")]
+             if layer_of(p) not in ALLOWED and p.name not in ("__init__.py", "__main__.py")
+             and p.stem not in FOUNDATIONS]
     assert not stray, f"modules outside the layers: {stray}"
 
 
@@ -67,8 +69,14 @@ def test_imports_flow_one_way(path: Path) -> None:
             assert top != "torch", f"measure.{path.stem} runs in the caller's process: no torch"
         if top == "fusionviz" and name.count(".") >= 1:
             target = name.split(".")[1]
-            if target not in ("errors", layer):
+            if target not in FOUNDATIONS | {layer}:
                 assert target in ALLOWED[layer], f"{layer} imports {target}, a layer it must not depend on"
+
+
+@pytest.mark.parametrize("name", sorted(FOUNDATIONS))
+def test_the_foundations_stand_on_the_standard_library_alone(name: str) -> None:
+    tops = {n.split(".")[0] for n in imports_of(PACKAGE / f"{name}.py")}
+    assert tops <= set(sys.stdlib_module_names) | {"__future__"}, f"{name} imports {tops}"
 
 
 def test_ui_and_pages_import_no_torch() -> None:

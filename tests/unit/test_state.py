@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from fusionviz.lru import LRU
 from fusionviz.records.config import RunConfig
 from fusionviz.records.session import ModeRun, StrategyRun, Sweep, TimingProcess
 from tests.unit.factories import k, run, session
-from ui.state import ResultsStore, complete, result_key
+from ui.state import complete, result_key
 
 
 def test_result_key_is_stable_and_tells_configurations_apart() -> None:
@@ -17,8 +18,8 @@ def test_result_key_is_stable_and_tells_configurations_apart() -> None:
     assert result_key("sweep", a).startswith("sweep|")
 
 
-def test_results_store_keeps_the_most_recently_used() -> None:
-    store = ResultsStore(limit=2)
+def test_the_bounded_cache_keeps_the_most_recently_used() -> None:
+    store: LRU[str, int] = LRU(limit=2)
     store.put("a", 1)
     store.put("b", 2)
     assert store.get("a") == 1  # a is now the most recent
