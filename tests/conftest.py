@@ -8,7 +8,10 @@ sessions recorded on the H200), `integration/` (real torch.compile on the CPU, r
 
 from __future__ import annotations
 
+import difflib
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,8 +21,10 @@ from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.session import Session
 
-DATA = Path(__file__).parent / "data"
-SHIPPED_SWEEP = Path(__file__).parent.parent / "sessions" / "h200_sweep_transformer_block_seq.json.gz"
+ROOT = Path(__file__).parent.parent
+DATA = ROOT / "tests" / "data"
+GOLDEN = ROOT / "tests" / "golden"
+SHIPPED_SWEEP = ROOT / "sessions" / "h200_sweep_transformer_block_seq.json.gz"
 
 
 SLOW_TIERS = ("integration", "e2e", "gpu")
@@ -34,6 +39,9 @@ def has_cuda() -> bool:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--refresh-screenshots", action="store_true",
                      help="write the browser tests' screenshots into docs/screenshots (default: a temporary folder)")
+    parser.addoption("--update-golden", action="store_true",
+                     help="write the golden outputs (tests/golden) from what the code prints now, instead of "
+                          "comparing with them")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,6 +54,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="needs CUDA: run on the GPU machine")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """`golden(name, text)`: `text` must equal tests/golden/NAME, or, under `--update-golden`, becomes it. The
+    caller normalises what legitimately varies first; a mismatch is shown as a diff."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if update:
+            path.write_text(text)
+            return
+        assert path.exists(), f"no golden file {path.relative_to(ROOT)}: run pytest --update-golden"
+        kept = path.read_text()
+        diff = "".join(difflib.unified_diff(kept.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            f"golden/{name}", "now", n=1))
+        if text != kept:
+            pytest.fail(f"{name} differs from its golden file (pytest --update-golden accepts it):\n{diff}")
+
+    return check
 
 
 @pytest.fixture(scope="session")
@@ -78,12 +107,13 @@ def shipped_sweep() -> Session:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The fuzz suite's count of inputs tried (tests/unit/test_fuzz.py), when it ran."""
-    from tests.fuzzing import TALLY
-
-    if TALLY:
-        total = sum(TALLY.values())
+    """The fuzz suite's count of inputs tried (tests/unit/test_fuzz.py), when it ran. Its helpers are read only
+    if the suite imported them: a run without hypothesis (the fuzz tests skipped) must not import them here."""
+    fuzzing = sys.modules.get("tests.fuzzing")
+    tally = fuzzing.TALLY if fuzzing is not None else None
+    if tally:
+        total = sum(tally.values())
         failed = [r for r in terminalreporter.stats.get("failed", []) if "test_fuzz" in r.nodeid]
         escaped = f"{len(failed)} fuzz test(s) failed: see above" if failed else "no other exception escaped"
-        terminalreporter.write_line(f"fuzz: {total:,} inputs tried: {TALLY['opened']:,} opened, "
-                                    f"{TALLY['refused']:,} refused with fusionviz's own error; {escaped}")
+        terminalreporter.write_line(f"fuzz: {total:,} inputs tried: {tally['opened']:,} opened, "
+                                    f"{tally['refused']:,} refused with fusionviz's own error; {escaped}")

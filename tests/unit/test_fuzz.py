@@ -12,6 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("hypothesis", reason="the fuzz tests need hypothesis (requirements-dev.txt)")
+
 from hypothesis import given
 from hypothesis import strategies as st
 
