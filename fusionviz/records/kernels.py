@@ -44,7 +44,8 @@ KERNEL_COLUMNS: dict[str, str] = {
 CPU_OP_COLUMNS: dict[str, str] = {
     "iteration": "profiled iteration, 0-based",
     "name": "op or call name",
-    "category": "'op' (a top-level op), 'launch' (a CUDA runtime/driver launch call), 'region' (a compiled region)",
+    "category": "'op' (a top-level op), 'launch' (a CUDA runtime/driver launch call), 'region' (a compiled region), "
+                "'collective' (a CPU backend's collective on its own thread: gloo)",
     "start_us": "start in µs from the iteration's start",
     "dur_us": "duration in µs",
 }

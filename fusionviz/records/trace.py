@@ -78,6 +78,9 @@ REGION_PREFIXES = (COMPILED_REGION, "## Call CompiledFxGraph")
 _FRAME = re.compile(r"^Torch-Compiled Region: (\d+)/")
 _STREAM_THREAD = re.compile(r"stream\s*(\d+)")
 _HOST_NESTED = frozenset({"cpu_op", "user_annotation", "python_function"})
+# The collectives a CPU backend runs on threads of its own (`gloo:all_reduce`): a job's communication where the
+# trace has no device kernels (on a GPU, NCCL's and RCCL's kernels are the communication).
+HOST_COLLECTIVES = ("gloo:",)
 
 
 @dataclass
@@ -156,6 +159,8 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     launches = [e for e in host if e.cat in RUNTIME_CATEGORIES and _is_launch(e.name)]
     launch_rows = [_cpu_row(it, e, "launch", windows) for e in launches if (it := windows.at(e.ts)) is not None]
     cpu_rows += launch_rows
+    cpu_rows += [_cpu_row(it, e, "collective", windows) for e in host
+                 if e.name.startswith(HOST_COLLECTIVES) and (it := windows.at(e.ts)) is not None]
 
     kernel_files = {e.name: str(e.kernel_file) for e in host if e.kernel_file and e.name.startswith("triton_")}
 

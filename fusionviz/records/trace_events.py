@@ -49,11 +49,13 @@ class Event:
 
 @dataclass
 class TraceDocument:
-    """A JSON document decoded with only what the reader needs: `kind` (a fusionviz session's marker) and the
-    trace's events, kept as the decoder made them (`events` is None when there is no `traceEvents` list)."""
+    """A JSON document decoded with only what the reader needs: `kind` (a fusionviz session's marker), the
+    trace's events, kept as the decoder made them (`events` is None when there is no `traceEvents` list), and
+    `distributed`, the trace's `distributedInfo` as written (which rank of a job wrote it), unchecked."""
 
     kind: Any
     events: list[Any] | None
+    distributed: Any = None
 
 
 def read_document(raw: bytes) -> Any:
@@ -63,11 +65,11 @@ def read_document(raw: bytes) -> Any:
     try:
         if trace_json is not None:
             try:
-                kind, events = trace_json.decode(raw)
+                kind, events, distributed = trace_json.decode(raw)
             except (trace_json.DecodeError, trace_json.ValidationError):
                 pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
             else:
-                return TraceDocument(kind, events)
+                return TraceDocument(kind, events, distributed)
         return json.loads(raw)
     except RecursionError:
         raise TraceError("this JSON nests deeper than any trace or session does (thousands of levels)") from None

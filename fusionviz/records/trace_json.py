@@ -38,15 +38,17 @@ class Event(msgspec.Struct, gc=False):
 class Top(msgspec.Struct, gc=False):
     """Any JSON object: a session's `kind` marker, and the trace's events left undecoded (each a view of its
     bytes), so that only one event at a time is built (`events`): the events of a 30 MB trace never all exist
-    as objects at once."""
+    as objects at once. `distributedInfo` says which rank of a distributed job wrote the trace."""
 
     kind: Any = None
     traceEvents: Any = None
+    distributedInfo: Any = None
 
 
 class RawTop(msgspec.Struct, gc=False):
     kind: Any = None
     traceEvents: list[msgspec.Raw] | None = None
+    distributedInfo: Any = None
 
 
 _TOP = msgspec.json.Decoder(RawTop | list[msgspec.Raw])
@@ -57,20 +59,21 @@ DecodeError = msgspec.DecodeError  # not JSON
 ValidationError = msgspec.ValidationError  # JSON, but not an object or a list
 
 
-def decode(raw: bytes) -> tuple[Any, list[msgspec.Raw] | None]:
-    """`(kind, events)` of a JSON document: an object's `kind` and its `traceEvents` events, or a bare list of
-    events (kind None); the events still encoded (`event` decodes one). Raises DecodeError when it is not JSON,
-    ValidationError when it is neither an object nor a list, or its traceEvents is not a list."""
+def decode(raw: bytes) -> tuple[Any, list[msgspec.Raw] | None, Any]:
+    """`(kind, events, distributedInfo)` of a JSON document: an object's `kind`, its `traceEvents` events and its
+    `distributedInfo`, or a bare list of events (kind and distributedInfo None); the events still encoded (`event`
+    decodes one). Raises DecodeError when it is not JSON, ValidationError when it is neither an object nor a list,
+    or its traceEvents is not a list."""
     try:
         top = _TOP.decode(raw)
     except ValidationError:
         loose = _LOOSE.decode(raw)
         if loose.traceEvents is not None:
             raise  # traceEvents that is not a list: the standard library reads it, and the reader says so
-        return loose.kind, None
+        return loose.kind, None, loose.distributedInfo
     if isinstance(top, list):
-        return None, top
-    return top.kind, top.traceEvents
+        return None, top, None
+    return top.kind, top.traceEvents, top.distributedInfo
 
 
 def value(raw: msgspec.Raw) -> Any:
