@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from fusionviz.charts.timeline import DETAIL_KERNELS, level_of_detail, timeline_figure  # noqa: E402
 from fusionviz.charts.timeline_layout import timeline_bars  # noqa: E402
 from fusionviz.records.config import RunConfig  # noqa: E402
-from fusionviz.records.kernels import classify, cpu_op_row, kernel_row  # noqa: E402
+from fusionviz.records.kernels import CpuOpRow, KernelRow, classify  # noqa: E402
 from fusionviz.records.session import Environment, ModeRun, Session  # noqa: E402
 from fusionviz.records.trace import summarise  # noqa: E402
 
@@ -60,17 +60,15 @@ def big_session(kernels: int, seed: int = 0) -> Session:
         start = max(ends[stream] + gaps[i], launches[i] + 5.0)
         ends[stream] = start + durations[i]
         name = NAMES[names[i]]
-        rows.append(kernel_row(iteration=0, name=name, kernel_class=classify(name), start_us=float(start),
-                               dur_us=float(durations[i]), stream=stream, grid="128,1,1", block="256,1,1",
-                               launch_op="aten::add", op_id=i, input_shapes="[[8, 512, 1024]]", fused_ops=[],
-                               source_file="", graph="", launch_us=float(launches[i])))
-        cpu.append(cpu_op_row(iteration=0, name="cudaLaunchKernel", category="launch", start_us=float(launches[i]),
-                              dur_us=2.5))
+        rows.append(KernelRow(iteration=0, name=name, kernel_class=classify(name), start_us=float(start),
+                              dur_us=float(durations[i]), stream=stream, grid="128,1,1", block="256,1,1",
+                              launch_op="aten::add", op_id=i, input_shapes="[[8, 512, 1024]]", fused_ops=[],
+                              source_file="", graph="", launch_us=float(launches[i])))
+        cpu.append(CpuOpRow(iteration=0, name="cudaLaunchKernel", category="launch", start_us=float(launches[i]),
+                            dur_us=2.5))
     span = max(ends.values())
     run = ModeRun(mode="eager", kernels=rows, cpu_ops=cpu)
-    run.summary = summarise({"iteration": [0] * kernels, "kernel_class": [r["kernel_class"] for r in rows],
-                             "start_us": [r["start_us"] for r in rows], "dur_us": [r["dur_us"] for r in rows]},
-                            [span], launches_counted=True, launches=cpu)
+    run.summary = summarise(rows, [span], launches_counted=True, launches=cpu)
     return Session(config=RunConfig(model="synthetic"), environment=Environment(device_kind="cuda"), runs=[run],
                    source="trace", label="synthetic")
 

@@ -20,7 +20,7 @@ def main(path: str, form: str = "columns") -> None:
     if form == "frame":
         kernels = int((parsed.kernels.kernel_class != MEMORY_CLASS).sum())
     else:
-        kernels = sum(c != MEMORY_CLASS for c in parsed.kernel_columns["kernel_class"])
+        kernels = sum(r.kernel_class != MEMORY_CLASS for r in parsed.kernel_rows)
     print(kernels)  # device kernels (memory operations are rows too, counted apart)
 
 

@@ -37,7 +37,7 @@ from ui.plotly_view import Presented, box_of, plotly_view
 
 def kernel_names(run: ModeRun) -> list[str]:
     """The kernel table's names in row order, kept per run (a click maps a bar's row back to its name)."""
-    return memo(run, ("names",), lambda: [str(r["name"]) for r in run.kernels])  # type: ignore[no-any-return]
+    return memo(run, ("names",), lambda: [r.name for r in run.kernels])  # type: ignore[no-any-return]
 
 
 def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -205,10 +205,8 @@ def _step_durations(parsed: ParsedTrace) -> list[float]:
 
 
 def _kernel_rows(parsed: ParsedTrace) -> Iterator[tuple[int, str, float, float]]:
-    c = parsed.kernel_columns
-    return zip(c["iteration"], c["kernel_class"], c["start_us"], c["dur_us"], strict=True)
+    return ((r.iteration, r.kernel_class, r.start_us, r.dur_us) for r in parsed.kernel_rows)
 
 
 def _cpu_op_rows(parsed: ParsedTrace) -> Iterator[tuple[int, str, str, float, float]]:
-    c = parsed.cpu_op_columns
-    return zip(c["iteration"], c["name"], c["category"], c["start_us"], c["dur_us"], strict=True)
+    return ((r.iteration, r.name, r.category, r.start_us, r.dur_us) for r in parsed.cpu_op_rows)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.trace_stats import as_records, idle_breakdown, kernel_ranking
-from fusionviz.records.kernels import MEMORY_CLASS
+from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun, Session, TraceSummary
 
 if TYPE_CHECKING:
@@ -87,22 +87,21 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None) ->
         "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
         "gpu_busy_fraction": summary.busy_fraction if device_kind == "cuda" else None,
         "notes": trace_notes(summary),
-        "kernels": [_row(r) for r in rows if r["kernel_class"] != MEMORY_CLASS],
-        "memory_ops": [_row(r) for r in rows if r["kernel_class"] == MEMORY_CLASS],
+        "kernels": [_row(r) for r in rows if r.kernel_class != MEMORY_CLASS],
+        "memory_ops": [_row(r) for r in rows if r.kernel_class == MEMORY_CLASS],
         "top_kernels": as_records(ranking if top is None else ranking[:top]),
         "distinct_kernels": len(ranking),
         "idle": as_records(idle_breakdown(run)),
     }
 
 
-def _iteration_rows(run: ModeRun, iteration: int) -> list[dict[str, Any]]:
+def _iteration_rows(run: ModeRun, iteration: int) -> list[KernelRow]:
     """The kernel records of one iteration in launch order (a stable sort on start, as the kernel table's)."""
-    return sorted((r for r in run.kernels if r["iteration"] == iteration), key=lambda r: r["start_us"])
+    return sorted((r for r in run.kernels if r.iteration == iteration), key=lambda r: r.start_us)
 
 
-def _row(r: dict[str, Any]) -> dict[str, Any]:
-    return {"name": r["name"], "class": r["kernel_class"], "duration_us": float(r["dur_us"]),
-            "fused_ops": list(r["fused_ops"])}
+def _row(r: KernelRow) -> dict[str, Any]:
+    return {"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us), "fused_ops": list(r.fused_ops)}
 
 
 def kernels_per_step(run: ModeRun) -> list[int]:
@@ -111,8 +110,8 @@ def kernels_per_step(run: ModeRun) -> list[int]:
         return []
     counts = [0] * run.summary.iterations
     for r in run.kernels:
-        if r["kernel_class"] != MEMORY_CLASS and 0 <= r["iteration"] < len(counts):
-            counts[r["iteration"]] += 1
+        if r.kernel_class != MEMORY_CLASS and 0 <= r.iteration < len(counts):
+            counts[r.iteration] += 1
     return counts
 
 

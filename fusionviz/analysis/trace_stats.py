@@ -83,10 +83,10 @@ def kernel_ranking(run: ModeRun, top: int | None = None) -> list[KernelStat]:
     durations: dict[str, list[float]] = {}
     classes: dict[str, str] = {}
     for row in run.kernels:
-        if row["kernel_class"] == MEMORY_CLASS:
+        if row.kernel_class == MEMORY_CLASS:
             continue
-        durations.setdefault(row["name"], []).append(float(row["dur_us"]))
-        classes.setdefault(row["name"], row["kernel_class"])
+        durations.setdefault(row.name, []).append(float(row.dur_us))
+        classes.setdefault(row.name, row.kernel_class)
     iterations = max(run.summary.iterations if run.summary else 1, 1)
     everything = sum(sum(d) for d in durations.values())
     stats = []
@@ -109,11 +109,11 @@ def idle_breakdown(run: ModeRun) -> list[StepIdle]:
         return []
     by_iteration: list[list[tuple[float, float, float | None]]] = [[] for _ in range(summary.iterations)]
     for row in run.kernels:
-        it = int(row["iteration"])
-        if row["kernel_class"] != MEMORY_CLASS and 0 <= it < summary.iterations:
-            launch = row.get("launch_us")
-            linked = None if launch is None or math.isnan(float(launch)) else float(launch)
-            by_iteration[it].append((float(row["start_us"]), float(row["dur_us"]), linked))
+        it = row.iteration
+        if row.kernel_class != MEMORY_CLASS and 0 <= it < summary.iterations:
+            launch = row.launch_us
+            linked = None if launch is None else float(launch)
+            by_iteration[it].append((float(row.start_us), float(row.dur_us), linked))
     steps = summary.step_durations_us
     return [_step_idle(i, sorted(kernels, key=lambda k: k[0]), steps[i] if i < len(steps) else 0.0)
             for i, kernels in enumerate(by_iteration)]

@@ -84,8 +84,8 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
     trace = profile(step, device, config.profile_iterations)
     run.recompiles = _recompiles() if compiled else None
     parsed = parse_trace(trace)
-    run.kernels = parsed.kernel_records()
-    run.cpu_ops = parsed.cpu_op_records()
+    run.kernels = parsed.kernel_rows
+    run.cpu_ops = parsed.cpu_op_rows
     run.summary = parsed.summary
     run.output_code = listener.output_code
     run.kernel_sources = kernel_sources(listener.output_code)

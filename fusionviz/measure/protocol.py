@@ -1,19 +1,21 @@
 """The worker's protocol: the jobs a caller may send and what each answers, declared once as dataclasses.
 
 A job travels as one JSON object (`encode_job`: its fields and its `op`), an answer as the JSON of its
-reply dataclass; both sides rebuild them with `records.session.decode`. No torch here: the caller's side
+reply dataclass (`encode_reply`); both sides rebuild them with `records.decode.decode`, which checks every
+value against the declared types and bounds, as for a session file. No torch here: the caller's side
 (app, CLI) imports this module, and only the worker imports torch.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import msgspec
+
 from fusionviz.records.config import RunConfig, SweepRequest
-from fusionviz.records.decode import decode
+from fusionviz.records.decode import Int64, decode
 from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess
 
 Progress = Callable[[str], None]  # told each stage of a job as it starts ("default: compiling")
@@ -41,7 +43,7 @@ class TimingJob:
 
     config: RunConfig
     modes: tuple[str, ...]
-    index: int
+    index: Int64
     op: ClassVar[str] = "timing"
 
 
@@ -51,7 +53,7 @@ class NaiveJob:
 
     config: RunConfig
     mode: str
-    calls: int = 200
+    calls: Int64 = 200
     op: ClassVar[str] = "naive"
 
 
@@ -105,7 +107,12 @@ Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply
 
 
 def encode_job(job: Job) -> dict[str, Any]:
-    return {"op": job.op, **dataclasses.asdict(job)}
+    return {"op": job.op, **msgspec.to_builtins(job)}
+
+
+def encode_reply(reply: Reply) -> Any:
+    """A reply as JSON values (its kernel rows included)."""
+    return msgspec.to_builtins(reply, enc_hook=str)  # torch.__version__ is a str subclass msgspec does not take
 
 
 def decode_job(data: dict[str, Any]) -> Job:

@@ -4,7 +4,6 @@ stderr, which the caller keeps in a log."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -18,7 +17,7 @@ import torch
 
 from fusionviz.errors import ConfigError
 from fusionviz.measure import jobs
-from fusionviz.measure.protocol import decode_job
+from fusionviz.measure.protocol import decode_job, encode_reply
 
 
 def serve() -> None:
@@ -36,7 +35,7 @@ def serve() -> None:
             continue
         try:
             reply = jobs.handle(decode_job(json.loads(raw)), lambda stage: send({"type": "progress", "stage": stage}))
-            send({"type": "result", "reply": dataclasses.asdict(reply)})
+            send({"type": "result", "reply": encode_reply(reply)})
         except ConfigError as exc:
             send({"type": "error", "kind": "config", "error": str(exc)})
         except torch.OutOfMemoryError as exc:

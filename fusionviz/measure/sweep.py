@@ -135,7 +135,7 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
     progress(f"{strategy}: kernels at {request.dimension} {kernel_size}")
     parsed = parse_trace(profile(lambda: call(kernel_size), device, 1))
     run.recompile_reasons = seen_reasons
-    run.kernels = parsed.kernel_records()
+    run.kernels = parsed.kernel_rows
     names = set(parsed.kernels.name)
     run.kernel_sources = {k: v for k, v in kernel_sources(serving_code or listener.output_code).items() if k in names}
     return run

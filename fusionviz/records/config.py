@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from fusionviz.errors import ConfigError
-from fusionviz.records.decode import clip
+from fusionviz.records.decode import Finite, Int64, clip
 
 MODES: tuple[str, ...] = (
     "eager",
@@ -47,21 +47,21 @@ class RunConfig:
     """
 
     model: str = "mlp"
-    dim: int = 512
-    batch: int = 256
-    seq: int | None = None
+    dim: Int64 = 512
+    batch: Int64 = 256
+    seq: Int64 | None = None
     dtype: str = "float32"
     device: str = "cpu"
     pass_: str = "inference"
     modes: tuple[str, ...] = ("eager", "default")
     dynamic: bool | None = False
-    rounds: int = 10
-    processes: int = 3
-    threads: int | None = None
-    warmup_calls: int = 10
-    profile_iterations: int = 3
+    rounds: Int64 = 10
+    processes: Int64 = 3
+    threads: Int64 | None = None
+    warmup_calls: Int64 = 10
+    profile_iterations: Int64 = 3
     cold_compile: bool = False
-    timeout_s: float = 900.0
+    timeout_s: Finite = 900.0
 
     @property
     def is_cuda(self) -> bool:
@@ -187,11 +187,11 @@ class SweepRequest:
 
     dimension: str = "batch"
     schedule: str = "increasing"
-    sizes: list[int] = field(default_factory=list)
-    calls: int = 12
+    sizes: list[Int64] = field(default_factory=list)
+    calls: Int64 = 12
     strategies: list[str] = field(default_factory=lambda: list(SWEEP_STRATEGIES))
-    buckets: list[int] = field(default_factory=list)
-    steady_repeats: int = 5
+    buckets: list[Int64] = field(default_factory=list)
+    steady_repeats: Int64 = 5
     # Each strategy in a fresh worker with an empty Inductor cache, so that compile times compare cold to
     # cold; otherwise later strategies reuse graphs an earlier one compiled (FX-graph cache hits).
     cold_caches: bool = False

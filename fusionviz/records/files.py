@@ -79,8 +79,8 @@ def _reread(run: ModeRun, name: str) -> None:
 
 
 def _keep(run: ModeRun, parsed: ParsedTrace) -> None:
-    run.kernels = parsed.kernel_records()
-    run.cpu_ops = parsed.cpu_op_records()
+    run.kernels = parsed.kernel_rows
+    run.cpu_ops = parsed.cpu_op_rows
     run.summary = parsed.summary
 
 

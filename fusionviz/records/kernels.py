@@ -1,4 +1,4 @@
-"""Kernel identity: the kernel table's columns, kernel classes, short names and the ops a kernel covers.
+"""Kernel identity: the kernel table's row type, kernel classes, short names and the ops a kernel covers.
 
 Rules live in tables here so that one place decides what a kernel is called and grouped as. No torch,
 no plotly: this runs wherever a session is opened.
@@ -6,64 +6,25 @@ no plotly: this runs wherever a session is opened.
 
 from __future__ import annotations
 
-import math
+import operator
 import re
+import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from fusionviz.errors import SessionFileError
-from fusionviz.records.decode import DecodeError, decode, shown
+import msgspec
+from msgspec import Meta
+
+from fusionviz.records.decode import Count, Finite, Int64
 
 if TYPE_CHECKING:  # imported where a frame is built: reading a trace and `inspect` need no pandas
     import pandas as pd
 
-# The kernel table: one row per device event per profiled iteration: each kernel, and each memory operation
-# (Memcpy/Memset, `kernel_class` "memory", counted apart from kernels); on the CPU, each top-level compute call.
-KERNEL_COLUMNS: dict[str, str] = {
-    "iteration": "profiled iteration, 0-based in launch order",
-    "name": "kernel name as the profiler reports it (CPU: the op or fused kernel, graph prefix removed)",
-    "short_name": "a readable name: Triton/C++ kernel names as they are, library kernels shortened",
-    "kernel_class": "one of KERNEL_CLASSES",
-    "start_us": "start in µs from the iteration's start (the ProfilerStep's CPU start)",
-    "dur_us": "duration in µs",
-    "stream": "CUDA stream id (0 is the default stream); -1 on the CPU",
-    "grid": "launch grid as 'x,y,z'; '' where unknown",
-    "block": "thread block as 'x,y,z'; '' where unknown",
-    "launch_op": "the CPU op that launched it (profiler correlation / External id); the op itself on the CPU",
-    "op_id": "the launching op's External id: kernels of one op call share it; -1 where unknown (graph replays)",
-    "input_shapes": "input shapes of the launching op, as text",
-    "fused_ops": "the source ATen ops the kernel covers (from its Inductor name, or its launching op)",
-    "source_file": "the generated source file of an Inductor kernel; '' otherwise",
-    "graph": "the compiled graph it ran in ('## Call CompiledFxGraph' key); '' outside compiled code",
-    "launch_us": "start of the runtime call that launched it, in µs from the iteration's start; None where the "
-                 "trace does not link it to one (the CPU, traces without correlation data)",
-}
-
-# The CPU side: ops, launch calls and compiled-region markers, for the thin CPU lane under each timeline.
-CPU_OP_COLUMNS: dict[str, str] = {
-    "iteration": "profiled iteration, 0-based",
-    "name": "op or call name",
-    "category": "'op' (a top-level op), 'launch' (a CUDA runtime/driver launch call), 'region' (a compiled region), "
-                "'collective' (a CPU backend's collective on its own thread: gloo)",
-    "start_us": "start in µs from the iteration's start",
-    "dur_us": "duration in µs",
-}
-
-KERNEL_CLASSES: tuple[str, ...] = (
-    "gemm",
-    "triton_pointwise",
-    "triton_reduction",
-    "triton_template",
-    "triton",
-    "cpp_fused",
-    "aten",
-    "copy",
-    "communication",
-    "memory",
-    "other",
-)
-MEMORY_CLASS = "memory"  # Memcpy/Memset device operations: shown, but not counted as kernels
+KernelClass = Literal["gemm", "triton_pointwise", "triton_reduction", "triton_template", "triton", "cpp_fused",
+                      "aten", "copy", "communication", "memory", "other"]
+KERNEL_CLASSES: tuple[str, ...] = typing.get_args(KernelClass)
+MEMORY_CLASS: KernelClass = "memory"  # Memcpy/Memset device operations: shown, but not counted as kernels
 
 CLASS_DESCRIPTIONS: dict[str, str] = {
     "gemm": "matrix multiply or convolution from a library (cuBLAS, cuBLASLt/nvjet, CUTLASS, cuDNN convolutions, "
@@ -82,7 +43,7 @@ CLASS_DESCRIPTIONS: dict[str, str] = {
 
 # Ordered rules on a kernel's own name (`_callee`: no `void `, no parameter list): the first match decides.
 # Words are told apart by letters, not by `\b`, since kernel names join words with `_` and digits.
-_CLASS_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+_CLASS_RULES: tuple[tuple[KernelClass, re.Pattern[str]], ...] = (
     ("triton_template", re.compile(r"^triton_tem_")),
     ("triton_pointwise", re.compile(r"^triton_poi_")),
     ("triton_reduction", re.compile(r"^triton_(red|per)_")),
@@ -126,7 +87,7 @@ CPU_VIEW_OPS: frozenset[str] = frozenset(
 
 
 @lru_cache(maxsize=1 << 16)
-def classify(name: str, launch_op: str = "", category: str = "kernel") -> str:
+def classify(name: str, launch_op: str = "", category: str = "kernel") -> KernelClass:
     """The kernel class of a device event (GPU) or top-level compute call (CPU). Cached: a real trace holds
     thousands of kernels but a few hundred distinct (name, launching op, category) triples."""
     if category in ("gpu_memcpy", "gpu_memset"):
@@ -272,138 +233,88 @@ def op_family(op: str) -> str:
     return _FAMILY_ALIASES.get(bare, bare.lstrip("_"))
 
 
-def kernel_row(*, iteration: int, name: str, kernel_class: str, start_us: float, dur_us: float, stream: int,
-               grid: str, block: str, launch_op: str, op_id: int, input_shapes: str, fused_ops: list[str],
-               source_file: str, graph: str, launch_us: float | None = None) -> dict[str, Any]:
-    """One row of the kernel table; the only place rows are made, so every row has exactly KERNEL_COLUMNS."""
-    return dict(zip(KERNEL_COLUMNS, kernel_tuple(
-        iteration=iteration, name=name, kernel_class=kernel_class, start_us=start_us, dur_us=dur_us, stream=stream,
-        grid=grid, block=block, launch_op=launch_op, op_id=op_id, input_shapes=input_shapes, fused_ops=fused_ops,
-        source_file=source_file, graph=graph, launch_us=launch_us), strict=True))
+class KernelRow(msgspec.Struct, kw_only=True, gc=False):
+    """One row of the kernel table: one device event of one profiled iteration: each kernel, and each memory
+    operation (Memcpy/Memset, `kernel_class` "memory", counted apart from kernels); on the CPU, each top-level
+    compute call. The one declaration of the table: a session's JSON rows are checked against it on the way
+    in (`decode.decode`), and the descriptions below are the columns' documentation (KERNEL_COLUMNS)."""
+
+    iteration: Annotated[Count, Meta(description="profiled iteration, 0-based in launch order")]
+    name: Annotated[str, Meta(description="kernel name as the profiler reports it (CPU: the op or fused kernel, "
+                                          "graph prefix removed)")]
+    short_name: Annotated[str, Meta(description="a readable name: Triton/C++ kernel names as they are, library "
+                                                "kernels shortened (filled from `name` when not given)")] = ""
+    kernel_class: Annotated[KernelClass, Meta(description="one of KERNEL_CLASSES")]
+    start_us: Annotated[Finite, Meta(description="start in µs from the iteration's start (the ProfilerStep's CPU "
+                                                 "start)")]
+    dur_us: Annotated[Finite, Meta(description="duration in µs")]
+    stream: Annotated[Int64, Meta(description="CUDA stream id (0 is the default stream); -1 on the CPU")]
+    grid: Annotated[str, Meta(description="launch grid as 'x,y,z'; '' where unknown; as the trace gives it "
+                                          "where it is not a list of integers")]
+    block: Annotated[str, Meta(description="thread block as 'x,y,z'; '' where unknown")]
+    launch_op: Annotated[str, Meta(description="the CPU op that launched it (profiler correlation / External id); "
+                                               "the op itself on the CPU")]
+    # added after sessions were first recorded: older files' rows take the default
+    op_id: Annotated[Int64, Meta(description="the launching op's External id: kernels of one op call share it; -1 "
+                                             "where unknown (graph replays)")] = -1
+    input_shapes: Annotated[str, Meta(description="input shapes of the launching op, as text")]
+    fused_ops: Annotated[list[str], Meta(description="the source ATen ops the kernel covers (from its Inductor "
+                                                     "name, or its launching op)")]
+    source_file: Annotated[str, Meta(description="the generated source file of an Inductor kernel; '' otherwise")]
+    graph: Annotated[str, Meta(description="the compiled graph it ran in ('## Call CompiledFxGraph' key); '' "
+                                           "outside compiled code")]
+    launch_us: Annotated[Finite | None, Meta(
+        description="start of the runtime call that launched it, in µs from the iteration's start; None where the "
+                    "trace does not link it to one (the CPU, traces without correlation data)")] = None
+
+    def __post_init__(self) -> None:
+        if not self.short_name:
+            self.short_name = short_name(self.name)
 
 
-def kernel_tuple(*, iteration: int, name: str, kernel_class: str, start_us: float, dur_us: float, stream: int,
-                 grid: str, block: str, launch_op: str, op_id: int, input_shapes: str, fused_ops: list[str],
-                 source_file: str, graph: str, launch_us: float | None) -> tuple[Any, ...]:
-    """One row of the kernel table as a tuple in KERNEL_COLUMNS' order: the trace reader collects these and
-    turns them into columns once (`columns_from_rows`), with no dict per row."""
-    return (iteration, name, short_name(name), kernel_class, start_us, dur_us, stream, grid, block, launch_op,
-            op_id, input_shapes, fused_ops, source_file, graph, launch_us)
+class CpuOpRow(msgspec.Struct, kw_only=True, gc=False):
+    """One row of the CPU op table: ops, launch calls and compiled-region markers, for the thin CPU lane under
+    each timeline."""
+
+    iteration: Annotated[Count, Meta(description="profiled iteration, 0-based")]
+    name: Annotated[str, Meta(description="op or call name")]
+    category: Annotated[str, Meta(description="'op' (a top-level op), 'launch' (a CUDA runtime/driver launch call), "
+                                              "'region' (a compiled region), 'collective' (a CPU backend's "
+                                              "collective on its own thread: gloo)")]
+    start_us: Annotated[Finite, Meta(description="start in µs from the iteration's start")]
+    dur_us: Annotated[Finite, Meta(description="duration in µs")]
 
 
-def cpu_op_row(*, iteration: int, name: str, category: str, start_us: float, dur_us: float) -> dict[str, Any]:
-    """One row of the CPU op table (CPU_OP_COLUMNS)."""
-    return {"iteration": iteration, "name": name, "category": category, "start_us": start_us, "dur_us": dur_us}
+def _descriptions(row: type[msgspec.Struct]) -> dict[str, str]:
+    """A row type's columns, in order, with their descriptions (its fields' `Meta`)."""
+    hints = typing.get_type_hints(row, include_extras=True)
+    return {name: next(m.description for m in hints[name].__metadata__ if getattr(m, "description", None))
+            for name in row.__struct_fields__}
 
 
-Columns = dict[str, list[Any]]  # a table as one list per column, in its declared column order
+KERNEL_COLUMNS: dict[str, str] = _descriptions(KernelRow)
+CPU_OP_COLUMNS: dict[str, str] = _descriptions(CpuOpRow)
+_KERNEL_VALUES = operator.attrgetter(*KERNEL_COLUMNS)
+_CPU_OP_VALUES = operator.attrgetter(*CPU_OP_COLUMNS)
 
 
-def columns_from_rows(rows: list[tuple[Any, ...]], columns: dict[str, str]) -> Columns:
-    """Row tuples (in `columns`' order) turned into one list per column, built once."""
-    if rows and len(rows[0]) != len(columns):
-        raise SessionFileError(f"a table row has {len(rows[0])} values for {len(columns)} columns")
-    if not rows:
-        return {c: [] for c in columns}
-    return {c: list(values) for c, values in zip(columns, zip(*rows, strict=True), strict=True)}
-
-
-def records_from_columns(table: Columns) -> list[dict[str, Any]]:
-    """The table as JSON records (what a session keeps), one dict per row."""
-    keys = list(table)
-    return [dict(zip(keys, row, strict=True)) for row in zip(*table.values(), strict=True)]
-
-
-def kernel_frame_from_columns(table: Columns) -> pd.DataFrame:
-    """The kernel table as a DataFrame, from columns already checked by their builder."""
+def kernel_frame(rows: list[KernelRow]) -> pd.DataFrame:
+    """The kernel table as a DataFrame (KERNEL_COLUMNS), from rows already checked by their builder or decoder."""
     import pandas as pd
 
-    if list(table) != list(KERNEL_COLUMNS):
-        raise SessionFileError(f"the kernel table's columns are {list(table)}, not {list(KERNEL_COLUMNS)}")
-    if not table["name"]:  # no rows: object columns, as a frame built from no records has
-        return _typed_kernels(pd.DataFrame(columns=list(KERNEL_COLUMNS)))
-    return _typed_kernels(pd.DataFrame(table, columns=list(KERNEL_COLUMNS)))
-
-
-def cpu_op_frame_from_columns(table: Columns) -> pd.DataFrame:
-    """The CPU op table as a DataFrame, from columns already checked by their builder."""
-    import pandas as pd
-
-    if list(table) != list(CPU_OP_COLUMNS):
-        raise SessionFileError(f"the CPU op table's columns are {list(table)}, not {list(CPU_OP_COLUMNS)}")
-    if not table["name"]:
-        return pd.DataFrame(columns=list(CPU_OP_COLUMNS))
-    return pd.DataFrame(table, columns=list(CPU_OP_COLUMNS))
-
-
-def _typed_kernels(frame: pd.DataFrame) -> pd.DataFrame:
+    if not rows:  # no rows: object columns, as a frame built from no records has
+        frame = pd.DataFrame(columns=list(KERNEL_COLUMNS))
+    else:
+        frame = pd.DataFrame(list(map(_KERNEL_VALUES, rows)), columns=list(KERNEL_COLUMNS))
     frame["op_id"] = frame["op_id"].astype(int)
     frame["launch_us"] = frame["launch_us"].astype(float)  # None (unknown) becomes NaN
     return frame
 
 
-# Columns added after sessions were first recorded, with the value older files imply.
-_KERNEL_DEFAULTS: dict[str, Any] = {"op_id": -1, "launch_us": None}
+def cpu_op_frame(rows: list[CpuOpRow]) -> pd.DataFrame:
+    """The CPU op table as a DataFrame (CPU_OP_COLUMNS)."""
+    import pandas as pd
 
-
-def kernel_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
-    """The kernel table from its JSON records (a mode's or a sweep strategy's), keys checked against
-    KERNEL_COLUMNS before the frame is built: a misspelt or missing key is an error, not a NaN column."""
-    rows = [{**_KERNEL_DEFAULTS, **r} for r in records] if records and records[0].keys() != KERNEL_COLUMNS.keys() \
-        else records
-    _check_keys(rows, KERNEL_COLUMNS, what)
-    return kernel_frame_from_columns({c: [r[c] for r in rows] for c in KERNEL_COLUMNS})
-
-
-def cpu_op_frame(records: list[dict[str, Any]], what: str) -> pd.DataFrame:
-    """The CPU op table from its records, keys checked against CPU_OP_COLUMNS."""
-    _check_keys(records, CPU_OP_COLUMNS, what)
-    return cpu_op_frame_from_columns({c: [r[c] for r in records] for c in CPU_OP_COLUMNS})
-
-
-# The type of each column's values, as a session keeps them (JSON): what `check_rows` holds a file's rows to,
-# by the same rules as every other value of a session (`decode`).
-_COLUMN_TYPES: dict[str, Any] = {
-    "iteration": int, "name": str, "short_name": str, "kernel_class": str, "start_us": float, "dur_us": float,
-    "stream": int, "grid": str, "block": str, "launch_op": str, "op_id": int, "input_shapes": str,
-    "fused_ops": list[str], "source_file": str, "graph": str, "launch_us": float | None, "category": str,
-}
-
-
-def check_rows(records: Any, columns: dict[str, str], what: str) -> None:
-    """Rows of a table as a file gives them, held to the declared columns and their types before anything
-    reads them: exactly the columns (older files' missing `op_id`/`launch_us` aside), numbers that are
-    finite, iterations that are not negative, kernel classes that exist, fused ops that are strings.
-    Raises SessionFileError naming the first bad value."""
-    if type(records) is not list:
-        raise SessionFileError(f"{what} is not a list of rows")
-    defaults = _KERNEL_DEFAULTS if columns is KERNEL_COLUMNS else {}
-    for i, record in enumerate(records):
-        if type(record) is not dict:
-            raise SessionFileError(f"{what} row {i} is not an object")
-        if type(record.get("launch_us")) is float and math.isnan(record["launch_us"]):
-            record["launch_us"] = None  # CPU sessions of 2026-11-30 wrote the unknown launch as NaN
-        row = {**defaults, **record}
-        _check_keys([row], columns, f"{what} row {i}")
-        try:
-            for column in columns:
-                decode(_COLUMN_TYPES[column], row[column], f"{what} row {i}: {column}")
-        except DecodeError as exc:
-            raise SessionFileError(str(exc)) from None
-        if row["iteration"] < 0:
-            raise SessionFileError(f"{what} row {i}: iteration {row['iteration']} is negative")
-        if "kernel_class" in row and row["kernel_class"] not in KERNEL_CLASSES:
-            raise SessionFileError(f"{what} row {i}: kernel_class {shown(row['kernel_class'])} is not one of "
-                                   f"{', '.join(KERNEL_CLASSES)}")
-
-
-def _check_keys(records: list[dict[str, Any]], columns: dict[str, str], what: str) -> None:
-    expected = columns.keys()
-    for record in records:
-        if record.keys() != expected:
-            missing = [c for c in columns if c not in record]
-            unknown = [k for k in record if k not in columns]
-            raise SessionFileError(
-                f"{what} has a malformed row: " + "; ".join(
-                    part for part in (f"missing {', '.join(missing)}" if missing else "",
-                                      f"unknown {', '.join(unknown)}" if unknown else "") if part))
+    if not rows:
+        return pd.DataFrame(columns=list(CPU_OP_COLUMNS))
+    return pd.DataFrame(list(map(_CPU_OP_VALUES, rows)), columns=list(CPU_OP_COLUMNS))

@@ -8,17 +8,20 @@ older file still loads; a file of a newer schema is refused with a clear error.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import gzip
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
 
 from fusionviz.errors import ConfigError, SessionFileError
 from fusionviz.records.config import RunConfig, validate
-from fusionviz.records.decode import DecodeError, decode
-from fusionviz.records.kernels import CPU_OP_COLUMNS, KERNEL_COLUMNS, check_rows, cpu_op_frame, kernel_frame
+from fusionviz.records.decode import INT64, DecodeError, Finite, Int64, Positive, decode, shown
+from fusionviz.records.kernels import KERNEL_COLUMNS, CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
 from fusionviz.records.limits import inflate
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and the trace reader run without it
@@ -46,12 +49,12 @@ class Environment:
     cuda_version: str | None = None
     driver_version: str | None = None
     cpu: str = ""
-    cpu_count: int = 0
+    cpu_count: Int64 = 0
     python_version: str = ""
     hostname: str = ""
     captured_at: str = ""
     fusionviz_version: str = ""
-    device_memory_gib: float | None = None
+    device_memory_gib: Finite | None = None
 
 
 @dataclass
@@ -59,11 +62,11 @@ class Latency:
     """Schema 1's per-call latency in ms: `repeats` repeats of `calls_per_repeat` calls each, every mode timed
     on its own. Sessions of schema 2 keep their timing in `Session.timing` instead."""
 
-    median_ms: float
-    p10_ms: float
-    p90_ms: float
-    samples_ms: list[float]
-    calls_per_repeat: int
+    median_ms: Finite
+    p10_ms: Finite
+    p90_ms: Finite
+    samples_ms: list[Positive]
+    calls_per_repeat: Int64
     timer: Timer
 
 
@@ -71,9 +74,9 @@ class Latency:
 class MachineLoad:
     """How busy the machine was, read from /proc around a run: other work skews CPU timings."""
 
-    cores: int  # CPU cores this process may use
-    load_average: float  # 1-minute load average
-    busy_cores: float  # cores busy over a short sample, this measurement's own processes excluded
+    cores: Int64  # CPU cores this process may use
+    load_average: Finite  # 1-minute load average
+    busy_cores: Finite  # cores busy over a short sample, this measurement's own processes excluded
     others: list[str] = field(default_factory=list)  # the busiest other processes: "name (pid): 0.9 cores"
 
 
@@ -85,11 +88,11 @@ class TimingProcess:
     `pinned_cpu` is the one core the timing thread ran on (GPU runs), `threads` torch's CPU thread count.
     """
 
-    index: int
-    rounds: list[dict[str, float]] = field(default_factory=list)
-    calls_per_round: dict[str, int] = field(default_factory=dict)
-    pinned_cpu: int | None = None
-    threads: int = 0
+    index: Int64
+    rounds: list[dict[str, Positive]] = field(default_factory=list)
+    calls_per_round: dict[str, Annotated[int, Meta(gt=0, le=INT64 - 1)]] = field(default_factory=dict)
+    pinned_cpu: Int64 | None = None
+    threads: Int64 = 0
     error: str | None = None
 
 
@@ -107,12 +110,12 @@ class Timing:
 class CompileInfo:
     """The first compiled call, timed on its own. `cache` says whether Inductor's caches were hit."""
 
-    first_call_s: float
+    first_call_s: Finite
     cache: CacheState  # "warm" (FX-graph cache hit), "cold" (miss), "mixed", or "unknown"
-    fx_cache_hits: int = 0
-    fx_cache_misses: int = 0
+    fx_cache_hits: Int64 = 0
+    fx_cache_misses: Int64 = 0
     cold_requested: bool = False
-    steady_after_calls: int = 0
+    steady_after_calls: Int64 = 0
 
 
 @dataclass
@@ -125,29 +128,33 @@ class GraphBreak:
 class TraceSummary:
     """Per-iteration figures read off the profiled iterations (means over them)."""
 
-    iterations: int
-    kernels_per_iteration: float
-    launches_per_iteration: float | None
+    iterations: Int64
+    kernels_per_iteration: Finite
+    launches_per_iteration: Finite | None
     # kernel time (union) / iteration span; analysis divides by the unprofiled latency instead where it is timed
-    busy_fraction: float | None
-    span_us: float
-    kernel_time_us: float
-    idle_us: float
-    largest_gap_us: float
-    representative_iteration: int = 0  # the iteration of median span, drawn on timelines
+    busy_fraction: Finite | None
+    span_us: Finite
+    kernel_time_us: Finite
+    idle_us: Finite
+    largest_gap_us: Finite
+    representative_iteration: Int64 = 0  # the iteration of median span, drawn on timelines
     # Memcpy/Memset device operations per iteration, counted apart from kernels
-    memory_ops_per_iteration: float = 0.0
+    memory_ops_per_iteration: Finite = 0.0
     # What an iteration is: a ProfilerStep ("steps"); the whole trace, which has no steps ("trace"); or one
     # top-level call of a compiled region ("calls", on request for a trace without steps)
     iterations_from: Literal["steps", "trace", "calls"] = "steps"
-    region_calls: int = 0  # top-level calls of one compiled region in a trace without steps (2+: offer "calls")
-    excluded_kernels: int = 0  # device kernels launched outside every iteration: in no per-iteration figure
-    excluded_memory_ops: int = 0  # memory operations launched outside every iteration
+    region_calls: Int64 = 0  # top-level calls of one compiled region in a trace without steps (2+: offer "calls")
+    excluded_kernels: Int64 = 0  # device kernels launched outside every iteration: in no per-iteration figure
+    excluded_memory_ops: Int64 = 0  # memory operations launched outside every iteration
     placed_by_time: bool = False  # no correlation data: device events placed by their own timestamps
     device_note: str = ""  # what the trace's device side holds when it is not kernels fusionviz reads
     # each iteration's own duration (its ProfilerStep's, or its call's), in order; empty in older sessions
-    step_durations_us: list[float] = field(default_factory=list)
-    negative_durations: int = 0  # events whose duration the trace gives as negative, read as 0
+    step_durations_us: list[Finite] = field(default_factory=list)
+    negative_durations: Int64 = 0  # events whose duration the trace gives as negative, read as 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.representative_iteration <= max(self.iterations - 1, 0):
+            raise ValueError("representative_iteration is not one of its iterations")
 
 
 @dataclass
@@ -160,11 +167,11 @@ class ModeRun:
     latency: Latency | None = None
     compile: CompileInfo | None = None
     summary: TraceSummary | None = None
-    graph_count: int | None = None
+    graph_count: Int64 | None = None
     graph_breaks: list[GraphBreak] = field(default_factory=list)
-    recompiles: int | None = None
-    kernels: list[dict[str, Any]] = field(default_factory=list)
-    cpu_ops: list[dict[str, Any]] = field(default_factory=list)
+    recompiles: Int64 | None = None
+    kernels: list[KernelRow] = field(default_factory=list)
+    cpu_ops: list[CpuOpRow] = field(default_factory=list)
     kernel_sources: dict[str, str] = field(default_factory=dict)
     output_code: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
@@ -176,11 +183,11 @@ class ModeRun:
 
     def kernel_frame(self) -> pd.DataFrame:
         """The kernel table (columns documented in `kernels.KERNEL_COLUMNS`)."""
-        return kernel_frame(self.kernels, f"{self.mode} kernel table")
+        return kernel_frame(self.kernels)
 
     def cpu_op_frame(self) -> pd.DataFrame:
         """The CPU op table (columns documented in `kernels.CPU_OP_COLUMNS`)."""
-        return cpu_op_frame(self.cpu_ops, f"{self.mode} CPU op table")
+        return cpu_op_frame(self.cpu_ops)
 
     def chrome_trace(self) -> bytes | None:
         """The raw torch.profiler Chrome trace (JSON bytes) this run was read from, if kept."""
@@ -193,11 +200,11 @@ class ModeRun:
 class SweepCall:
     """One call of a shape sweep under one strategy."""
 
-    index: int
-    size: int  # the swept dimension's value for this call
-    latency_ms: float
+    index: Int64
+    size: Int64  # the swept dimension's value for this call
+    latency_ms: Positive
     compiled: bool
-    compile_s: float
+    compile_s: Finite
     fell_back_to_eager: bool = False
 
 
@@ -209,21 +216,21 @@ class StrategyRun:
     status: Literal["ok", "error"] = "ok"
     error: str | None = None
     calls: list[SweepCall] = field(default_factory=list)
-    compiles: int = 0
-    compile_total_s: float = 0.0
+    compiles: Int64 = 0
+    compile_total_s: Finite = 0.0
     recompile_reasons: list[str] = field(default_factory=list)
-    steady_ms_by_size: dict[str, float] = field(default_factory=dict)
-    kernels: list[dict[str, Any]] = field(default_factory=list)
+    steady_ms_by_size: dict[str, Finite] = field(default_factory=dict)
+    kernels: list[KernelRow] = field(default_factory=list)
     kernel_sources: dict[str, str] = field(default_factory=dict)
     recompile_limit_hit: bool = False
     # Inductor FX-graph cache hits and misses over the schedule: a hit compiles in a fraction of a miss.
-    fx_cache_hits: int = 0
-    fx_cache_misses: int = 0
+    fx_cache_hits: Int64 = 0
+    fx_cache_misses: Int64 = 0
     cold_caches: bool = False  # the strategy ran in a fresh worker with an empty Inductor cache
 
     def kernel_frame(self) -> pd.DataFrame:
         """The kernel table of the profiled call (columns documented in `kernels.KERNEL_COLUMNS`)."""
-        return kernel_frame(self.kernels, f"{self.strategy} kernel table")
+        return kernel_frame(self.kernels)
 
 
 @dataclass
@@ -231,18 +238,18 @@ class Sweep:
     """A dynamic-vs-static shapes sweep over one dimension (`batch` or `seq`)."""
 
     dimension: str
-    schedule: list[int]
+    schedule: list[Int64]
     strategies: list[StrategyRun] = field(default_factory=list)
-    buckets: list[int] = field(default_factory=list)
-    kernel_size: int | None = None  # the size whose kernels are kept per strategy
+    buckets: list[Int64] = field(default_factory=list)
+    kernel_size: Int64 | None = None  # the size whose kernels are kept per strategy
 
 
 @dataclass
 class GridCell:
     """One (dim, batch) point of a crossover grid: its runs and timing, as a session of its own would hold."""
 
-    dim: int
-    batch: int
+    dim: Int64
+    batch: Int64
     device: str  # the GPU (or CPU) it ran on
     runs: list[ModeRun] = field(default_factory=list)
     timing: Timing | None = None
@@ -254,8 +261,8 @@ class Grid:
     """A crossover grid: the session's configuration at every hidden dim × batch, to see where compiling
     starts to win."""
 
-    dims: list[int]
-    batches: list[int]
+    dims: list[Int64]
+    batches: list[Int64]
     cells: list[GridCell] = field(default_factory=list)
 
 
@@ -270,14 +277,13 @@ class Session:
     grid: Grid | None = None
     source: SessionSource = "live"  # "live", "recorded" (a file) or "trace" (a plain profiler trace)
     label: str = ""
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Int64 = SCHEMA_VERSION
 
     def run(self, mode: str) -> ModeRun | None:
         return next((r for r in self.runs if r.mode == mode), None)
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        return {"kind": SESSION_KIND, **data}
+        return {"kind": SESSION_KIND, **msgspec.to_builtins(self, enc_hook=str)}  # str subclasses: torch.__version__
 
     def save(self, path: str | Path) -> Path:
         """Write JSON; gzip it when the name ends in `.gz`."""
@@ -303,8 +309,8 @@ class Session:
                 "upgrade fusionviz to open it"
             )
         try:
-            session: Session = decode(cls, data)
-            _check_values(session)
+            session: Session = decode(cls, upgrade(data))
+            validate(session.config)  # a live run's configuration was validated before it ran (`measure.client`)
         except (DecodeError, ConfigError) as exc:
             raise SessionFileError(f"this session file is damaged: {exc}") from None
         return session
@@ -318,36 +324,43 @@ class Session:
         return cls.from_dict(read_json_bytes(raw, name))
 
 
-def _check_values(session: Session) -> None:
-    """What types alone do not say: the configuration within its bounds, kernel and CPU-op rows of the
-    declared columns and types, and timings that are durations (above 0), so that analysis never divides
-    by a zero or reads a missing column. Raises DecodeError or ConfigError."""
-    validate(session.config)
-    runs = list(session.runs) + [r for cell in (session.grid.cells if session.grid else []) for r in cell.runs]
-    for i, run in enumerate(runs):
-        where = f"runs[{i}] ({run.mode})"
-        check_rows(run.kernels, KERNEL_COLUMNS, f"{where} kernels")
-        check_rows(run.cpu_ops, CPU_OP_COLUMNS, f"{where} cpu_ops")
-        if run.summary is not None and not 0 <= run.summary.representative_iteration <= max(
-                run.summary.iterations - 1, 0):
-            raise DecodeError(f"{where} summary: representative_iteration is not one of its iterations")
-        _positive(run.latency.samples_ms if run.latency else [], f"{where} latency")
-    timings = [session.timing] + [cell.timing for cell in (session.grid.cells if session.grid else [])]
-    for timing in (t for t in timings if t is not None):
-        for p in timing.processes:
-            for r, values in enumerate(p.rounds):
-                _positive(list(values.values()), f"timing process {p.index} round {r}")
-            _positive([float(n) for n in p.calls_per_round.values()], f"timing process {p.index} calls")
-    if session.naive is not None:
-        _positive([session.naive.naive_eager_ms, session.naive.naive_mode_ms], "naive")
-    for strategy in session.sweep.strategies if session.sweep else []:
-        check_rows(strategy.kernels, KERNEL_COLUMNS, f"sweep {strategy.strategy} kernels")
-        _positive([c.latency_ms for c in strategy.calls], f"sweep {strategy.strategy} calls")
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A session file's values (of any schema up to SCHEMA_VERSION) in today's shape, the one place older
+    files are brought up to date: kernel-table columns added since (`op_id`, `launch_us`) take their defaults
+    in `KernelRow`; CPU sessions of 2026-11-30 wrote an unknown launch as NaN, read as None; schema 1's stored
+    speedups and busy figures are derived data, ignored (analysis computes them on load); a kernel row must
+    hold exactly today's columns, so a misspelt key is an error, not a default. Raises DecodeError."""
+    runs = _items(data.get("runs"))
+    grid = data.get("grid")
+    runs += [r for cell in _items(grid.get("cells") if isinstance(grid, dict) else None)
+             for r in _items(cell.get("runs") if isinstance(cell, dict) else None)]
+    sweep = data.get("sweep")
+    strategies = _items(sweep.get("strategies") if isinstance(sweep, dict) else None)
+    for where, rows in [(f"runs[{i}] ({r.get('mode')}) kernels", r.get("kernels")) for i, r in enumerate(runs)] + \
+            [(f"sweep {s.get('strategy')} kernels", s.get("kernels")) for s in strategies]:
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, dict):
+                _kernel_row(row, f"{where} row {i}")
+    return data
 
 
-def _positive(values: list[float], what: str) -> None:
-    if any(v <= 0 for v in values):
-        raise DecodeError(f"{what}: a duration or count is 0 or negative")
+def _items(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+_OPTIONAL_COLUMNS = {f.name for f in msgspec.structs.fields(KernelRow) if not f.required}
+
+
+def _kernel_row(row: dict[str, Any], what: str) -> None:
+    if type(row.get("launch_us")) is float and math.isnan(row["launch_us"]):
+        row["launch_us"] = None
+    if row.keys() != KERNEL_COLUMNS.keys():
+        missing = [c for c in KERNEL_COLUMNS if c not in row and c not in _OPTIONAL_COLUMNS]
+        unknown = [shown(k) if not isinstance(k, str) else k for k in row if k not in KERNEL_COLUMNS]
+        if missing or unknown:
+            raise DecodeError(f"{what} is malformed: " + "; ".join(
+                part for part in (f"missing {', '.join(missing)}" if missing else "",
+                                  f"unknown {', '.join(unknown)}" if unknown else "") if part))
 
 
 @dataclass
@@ -355,12 +368,12 @@ class NaiveResult:
     """The widely copied naive measurement of one mode (see `measure.naive`), kept to show what it gets wrong."""
 
     mode: str
-    calls: int
-    naive_eager_ms: float
-    naive_mode_ms: float
-    naive_speedup: float
-    key_averages_rows_eager: int
-    key_averages_rows_mode: int
+    calls: Int64
+    naive_eager_ms: Positive
+    naive_mode_ms: Positive
+    naive_speedup: Finite
+    key_averages_rows_eager: Int64
+    key_averages_rows_mode: Int64
 
 
 def read_json_bytes(raw: bytes, name: str) -> Any:

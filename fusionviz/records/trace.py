@@ -35,19 +35,16 @@ from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records import trace_events
 from fusionviz.records.decode import shown
 from fusionviz.records.kernels import (
-    CPU_OP_COLUMNS,
     CPU_VIEW_OPS,
-    KERNEL_COLUMNS,
     MEMORY_CLASS,
-    Columns,
+    CpuOpRow,
+    KernelRow,
     classify,
-    columns_from_rows,
-    cpu_op_frame_from_columns,
+    cpu_op_frame,
     fused_ops_from_name,
-    kernel_frame_from_columns,
-    kernel_tuple,
+    kernel_frame,
     normalise_name,
-    records_from_columns,
+    short_name,
 )
 from fusionviz.records.limits import Limits, inflate
 from fusionviz.records.session import TraceSummary
@@ -89,33 +86,25 @@ class ParsedTrace:
     events read) or "cpu" (top-level CPU calls; `summary.device_note` says when the trace's device work was of
     a kind fusionviz does not read). `kernel_files` maps Inductor kernel names to their generated files.
 
-    The tables are kept as columns (`kernel_columns`, `cpu_op_columns`, one list per declared column, rows in
-    iteration and start order); `kernels` and `cpu_ops` are the same tables as DataFrames, built when first
-    asked for, so that reading a trace needs no pandas."""
+    The tables are kept as rows (`kernel_rows`, `cpu_op_rows`, in iteration and start order), as a session keeps
+    them; `kernels` and `cpu_ops` are the same tables as DataFrames, built when first asked for, so that reading
+    a trace needs no pandas."""
 
     device_kind: str
-    kernel_columns: Columns
-    cpu_op_columns: Columns
+    kernel_rows: list[KernelRow]
+    cpu_op_rows: list[CpuOpRow]
     summary: TraceSummary
     kernel_files: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def kernels(self) -> pd.DataFrame:
         """The kernel table (`kernels.KERNEL_COLUMNS`)."""
-        return kernel_frame_from_columns(self.kernel_columns)
+        return kernel_frame(self.kernel_rows)
 
     @cached_property
     def cpu_ops(self) -> pd.DataFrame:
         """The CPU op table (`kernels.CPU_OP_COLUMNS`)."""
-        return cpu_op_frame_from_columns(self.cpu_op_columns)
-
-    def kernel_records(self) -> list[dict[str, Any]]:
-        """The kernel table as a session keeps it: one JSON record per row."""
-        return records_from_columns(self.kernel_columns)
-
-    def cpu_op_records(self) -> list[dict[str, Any]]:
-        """The CPU op table as a session keeps it."""
-        return records_from_columns(self.cpu_op_columns)
+        return cpu_op_frame(self.cpu_op_rows)
 
 
 class _Windows:
@@ -171,19 +160,17 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     else:
         kernel_rows = [_cpu_kernel(it, e, windows, graph_of.get(id(e), "")) for it, e in compute]
 
-    kernel_rows.sort(key=lambda r: (r[0], r[4]))  # iteration, start_us (a stable sort, as before)
-    cpu_rows.sort(key=lambda r: (r[0], r[3]))
-    kernels = columns_from_rows(kernel_rows, KERNEL_COLUMNS)
-    cpu_ops = columns_from_rows(cpu_rows, CPU_OP_COLUMNS)
+    kernel_rows.sort(key=lambda r: (r.iteration, r.start_us))  # a stable sort, as before
+    cpu_rows.sort(key=lambda r: (r.iteration, r.start_us))
     durations = [w.dur for w in windows.events]
-    summary = summarise(kernels, durations, launches_counted=bool(device), launches=launch_rows)
+    summary = summarise(kernel_rows, durations, launches_counted=bool(device), launches=launch_rows)
     summary = dataclasses.replace(
         summary, iterations_from=windows.source,
         region_calls=_repeated_calls(host) if windows.source == "trace" else 0,
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],
         placed_by_time=placed_by_time, device_note="" if device else _device_note(other),
         step_durations_us=durations, negative_durations=negative)
-    return ParsedTrace("cuda" if device else "cpu", kernels, cpu_ops, summary, kernel_files)
+    return ParsedTrace("cuda" if device else "cpu", kernel_rows, cpu_rows, summary, kernel_files)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -318,9 +305,9 @@ def _is_compute(name: str, cat: str) -> bool:
     return cat == "cpu_op" and name.startswith("aten::") and name not in CPU_VIEW_OPS
 
 
-def _cpu_row(iteration: int, e: Event, category: str, windows: _Windows) -> tuple[Any, ...]:
-    """A row of the CPU op table, in CPU_OP_COLUMNS' order."""
-    return (iteration, normalise_name(e.name), category, e.ts - windows.events[iteration].ts, e.dur)
+def _cpu_row(iteration: int, e: Event, category: str, windows: _Windows) -> CpuOpRow:
+    return CpuOpRow(iteration=iteration, name=normalise_name(e.name), category=category,
+                    start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur)
 
 
 def _shapes(dims: Any) -> str:
@@ -340,18 +327,18 @@ def _op_shapes(op: Event, known: dict[int, str]) -> str:
     return text
 
 
-def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str) -> tuple[Any, ...]:
+def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str) -> KernelRow:
     name = normalise_name(e.name)
     fused = list(fused_ops_from_name(name)) if name.startswith("cpp_fused") else [name.removeprefix("aten::")]
-    return kernel_tuple(
-        iteration=iteration, name=name, kernel_class=classify(name, name, e.cat),
+    return KernelRow(
+        iteration=iteration, name=name, short_name=short_name(name), kernel_class=classify(name, name, e.cat),
         start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur, stream=-1, grid="", block="", launch_op=name,
         op_id=_op_id(e.ext), input_shapes=_shapes(e.dims), fused_ops=fused, source_file="", graph=graph,
         launch_us=None)
 
 
 def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str]
-                    ) -> tuple[list[tuple[Any, ...]], Counter[str], bool]:
+                    ) -> tuple[list[KernelRow], Counter[str], bool]:
     """Rows of the device events that an iteration launched; the count of those it did not, by "kernel" and
     "memory"; and whether events were placed by their own timestamps (a trace with no correlation data)."""
     launch_by_corr = {e.corr: e for e in host if e.corr is not None and e.cat in RUNTIME_CATEGORIES}
@@ -374,7 +361,7 @@ def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, g
 
 
 def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None, windows: _Windows,
-                graph_of: dict[int, str], shapes: dict[int, str]) -> tuple[Any, ...]:
+                graph_of: dict[int, str], shapes: dict[int, str]) -> KernelRow:
     launch_op = op.name if op else (launch.name if launch else "")
     if k.cat != "kernel":
         fused: list[str] = []  # a memory operation covers no op
@@ -385,9 +372,10 @@ def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None
     else:
         fused = []
     t0 = windows.events[iteration].ts
-    return kernel_tuple(
-        iteration=iteration, name=k.name, kernel_class=classify(k.name, launch_op, k.cat),
-        start_us=k.ts - t0, dur_us=k.dur, stream=_stream(k), grid=_dims(k.grid), block=_dims(k.block),
+    return KernelRow(
+        iteration=iteration, name=k.name, short_name=short_name(k.name),
+        kernel_class=classify(k.name, launch_op, k.cat), start_us=k.ts - t0, dur_us=k.dur, stream=_stream(k),
+        grid=_dims(k.grid), block=_dims(k.block),
         launch_op=launch_op, op_id=_op_id(op.ext) if op else -1, input_shapes=_op_shapes(op, shapes) if op else "",
         fused_ops=fused, source_file="" if op is None or op.kernel_file is None else str(op.kernel_file),
         graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
@@ -447,23 +435,23 @@ def _gaps(kernels: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return gaps
 
 
-def summarise(rows: Any, step_durations: list[float], *, launches_counted: bool, launches: Any) -> TraceSummary:
+def summarise(rows: list[KernelRow], step_durations: list[float], *, launches_counted: bool, launches: Any
+              ) -> TraceSummary:
     """Means over iterations of kernel count, busy fraction and idle time, from kernels only (memory
     operations are counted apart); the span of an iteration runs from its step's start to the later of the
     step's end and its last kernel's end. Launch calls are counted only where they apply (a GPU).
 
-    `rows` is the kernel table as columns or a DataFrame; `launches` anything with a length (the launch calls)."""
+    `launches` is anything with a length (the launch calls)."""
     n = len(step_durations)
     per_iteration: list[list[tuple[float, float]]] = [[] for _ in range(n)]
     kernel_count = memory_count = 0
-    for iteration, kernel_class, start, dur in zip(rows["iteration"], rows["kernel_class"], rows["start_us"],
-                                                    rows["dur_us"], strict=True):
-        if kernel_class == MEMORY_CLASS:
+    for row in rows:
+        if row.kernel_class == MEMORY_CLASS:
             memory_count += 1
             continue
         kernel_count += 1
-        if 0 <= iteration < n:
-            per_iteration[int(iteration)].append((float(start), float(dur)))
+        if 0 <= row.iteration < n:
+            per_iteration[row.iteration].append((row.start_us, row.dur_us))
     spans, covered_all, gaps_all, largest = [], [], [], 0.0
     for i in range(n):
         mine = sorted(per_iteration[i])

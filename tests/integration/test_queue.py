@@ -231,7 +231,7 @@ def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch
         assert {mode: len(names) for mode, (_, names) in shown[key].items()} == {
             r.mode: int(r.summary.kernels_per_iteration) for r in solo[key].runs}
         for mode, (iteration, names) in shown[key].items():  # the same kernels, by name, as a solo run's
-            assert names == sorted(k["name"] for k in solo[key].run(mode).kernels if k["iteration"] == iteration)
+            assert names == sorted(k.name for k in solo[key].run(mode).kernels if k.iteration == iteration)
     print(f"\n4 lab sessions (3 distinct configurations) at once: {wall_s:.1f} s, {len(spans) - before} runs on "
           f"the CPU, none overlapping; kernels per mode on screen = solo runs' (names and counts): "
           f"{[{mode: len(names) for mode, (_, names) in kernels.items()} for kernels in shown.values()]}")

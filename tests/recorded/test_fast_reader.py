@@ -22,10 +22,10 @@ def test_bytes_and_loaded_json_read_alike(path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(trace_events, "trace_json", None)
     plain = trace.parse_trace(raw)
     for other in (loaded, plain):
-        assert other.kernel_columns == fast.kernel_columns
-        assert other.cpu_op_columns == fast.cpu_op_columns
+        assert other.kernel_rows == fast.kernel_rows
+        assert other.cpu_op_rows == fast.cpu_op_rows
         assert (other.summary, other.kernel_files) == (fast.summary, fast.kernel_files)
-    assert fast.kernels.shape[0] == len(fast.kernel_records()) > 0
+    assert fast.kernels.shape[0] == len(fast.kernel_rows) > 0
 
 
 def test_odd_values_fall_back_to_the_checked_path() -> None:
@@ -39,7 +39,7 @@ def test_odd_values_fall_back_to_the_checked_path() -> None:
     odd["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2,
                                "args": {"External id": 7}})
     parsed = trace.parse_trace(json.dumps(odd).encode())
-    assert parsed.kernel_columns["name"] == ["aten::mm"]
+    assert [r.name for r in parsed.kernel_rows] == ["aten::mm"]
     with pytest.raises(Exception, match=r"neither a fusionviz session nor a torch\.profiler trace"):
         open_file(b'{"traceEvents": {"a": 1}}', "odd.json")
     with pytest.raises(Exception, match="is not JSON"):

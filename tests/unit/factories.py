@@ -3,28 +3,25 @@ the same row builder and summary as real traces."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fusionviz.records.config import RunConfig
-from fusionviz.records.kernels import classify, cpu_op_row, kernel_frame, kernel_row
+from fusionviz.records.kernels import CpuOpRow, KernelClass, KernelRow, classify
 from fusionviz.records.session import CompileInfo, Environment, ModeRun, Session, Timing, TimingProcess
 from fusionviz.records.trace import summarise
 
 
 def k(name: str, start: float, dur: float, *, iteration: int = 0, ops: tuple[str, ...] = (), op_id: int = -1,
-      launch_op: str = "", kernel_class: str | None = None) -> dict[str, Any]:
+      launch_op: str = "", kernel_class: KernelClass | None = None) -> KernelRow:
     """One kernel row; its class follows the real rules unless given."""
-    return kernel_row(iteration=iteration, name=name, kernel_class=kernel_class or classify(name, launch_op),
+    return KernelRow(iteration=iteration, name=name, kernel_class=kernel_class or classify(name, launch_op),
                       start_us=start, dur_us=dur, stream=7, grid="", block="", launch_op=launch_op, op_id=op_id,
                       input_shapes="", fused_ops=list(ops), source_file="", graph="")
 
 
-def run(mode: str, kernels: list[dict[str, Any]], *, compile_s: float | None = None, step_us: float = 100.0,
-        cpu_ops: list[dict[str, Any]] | None = None, graphs: int | None = None) -> ModeRun:
+def run(mode: str, kernels: list[KernelRow], *, compile_s: float | None = None, step_us: float = 100.0,
+        cpu_ops: list[CpuOpRow] | None = None, graphs: int | None = None) -> ModeRun:
     """A run whose summary is computed from its kernels."""
-    iterations = max([r["iteration"] for r in kernels] + [0]) + 1
-    summary = summarise(kernel_frame(kernels, mode), [step_us] * iterations, launches_counted=False,
-                        launches=kernel_frame([], mode))
+    iterations = max([r.iteration for r in kernels] + [0]) + 1
+    summary = summarise(kernels, [step_us] * iterations, launches_counted=False, launches=[])
     compile_info = CompileInfo(first_call_s=compile_s, cache="cold") if compile_s is not None else None
     return ModeRun(mode=mode, compile=compile_info, summary=summary, kernels=kernels, cpu_ops=cpu_ops or [],
                    graph_count=graphs)
@@ -39,8 +36,8 @@ def timing(ms: dict[str, list[list[float]]]) -> Timing:
         for p in range(processes)])
 
 
-def cpu(name: str, category: str, start: float, dur: float, iteration: int = 0) -> dict[str, Any]:
-    return cpu_op_row(iteration=iteration, name=name, category=category, start_us=start, dur_us=dur)
+def cpu(name: str, category: str, start: float, dur: float, iteration: int = 0) -> CpuOpRow:
+    return CpuOpRow(iteration=iteration, name=name, category=category, start_us=start, dur_us=dur)
 
 
 def session(*runs: ModeRun, ms: dict[str, list[list[float]]] | None = None, device_kind: str = "cuda") -> Session:

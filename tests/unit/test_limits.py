@@ -82,7 +82,7 @@ def test_name_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     trace = gpu_trace(1, name="triton_poi_fused_" + "add_" * 5000 + "0")  # 20 KB name
     _refused("FUSIONVIZ_MAX_NAME_CHARS", encoded(trace))
     monkeypatch.setenv("FUSIONVIZ_MAX_NAME_CHARS", "100000")
-    assert open_file(encoded(trace), "t.json.gz").runs[0].kernels[0]["fused_ops"][:2] == ["add", "add"]
+    assert open_file(encoded(trace), "t.json.gz").runs[0].kernels[0].fused_ops[:2] == ["add", "add"]
 
 
 def test_steps_cap(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from tests.unit.factories import k
 
 
 def links_of(eager: list[dict], compiled: list[dict]) -> set[tuple[int, int, str]]:
-    found = fusion_links(kernel_frame(eager, "eager"), kernel_frame(compiled, "compiled"))
+    found = fusion_links(kernel_frame(eager), kernel_frame(compiled))
     return {(int(r.eager_index), int(r.compiled_index), r.family) for r in found.itertuples()}
 
 
@@ -62,5 +62,5 @@ def test_ops_named_once_take_every_eager_kernel_of_their_family() -> None:
 def test_eager_kernels_without_a_counterpart_stay_unlinked() -> None:
     eager = [k("aten::sort", 0, 5, ops=("sort",), op_id=1), k("aten::relu", 5, 5, ops=("relu",), op_id=2)]
     compiled = [k("triton_poi_fused_relu_0", 0, 5, ops=("relu",))]
-    found = fusion_links(kernel_frame(eager, "e"), kernel_frame(compiled, "c"))
+    found = fusion_links(kernel_frame(eager), kernel_frame(compiled))
     assert list(found.eager_index) == [1] and isinstance(found, pd.DataFrame)

@@ -9,16 +9,15 @@ import pytest
 from fusionviz.errors import SessionFileError
 from fusionviz.measure.protocol import DevicesJob, ModeJob, NaiveJob, SweepJob, decode_job, encode_job
 from fusionviz.records.config import RunConfig, SweepRequest
-from fusionviz.records.kernels import kernel_frame
+from fusionviz.records.kernels import KernelRow
 from fusionviz.records.session import SCHEMA_VERSION, Environment, Latency, ModeRun, Session
 
 
 def _session() -> Session:
     run = ModeRun(mode="eager", latency=Latency(1.0, 0.9, 1.2, [0.9, 1.0, 1.2], 10, "perf_counter"),
-                  kernels=[{"iteration": 0, "name": "aten::mm", "short_name": "aten::mm", "kernel_class": "gemm",
-                            "start_us": 1.0, "dur_us": 2.0, "stream": -1, "grid": "", "block": "",
-                            "launch_op": "aten::mm", "op_id": 3, "input_shapes": "", "fused_ops": ["mm"],
-                            "source_file": "", "graph": ""}])
+                  kernels=[KernelRow(iteration=0, name="aten::mm", short_name="aten::mm", kernel_class="gemm",
+                                     start_us=1.0, dur_us=2.0, stream=-1, grid="", block="", launch_op="aten::mm",
+                                     op_id=3, input_shapes="", fused_ops=["mm"], source_file="", graph="")])
     return Session(config=RunConfig(modes=("eager",)), environment=Environment(device_name="cpu"), runs=[run])
 
 
@@ -63,16 +62,17 @@ def test_damaged_session() -> None:
 
 
 def test_a_misspelt_kernel_key_is_an_error_not_a_nan_column() -> None:
-    row = dict(_session().runs[0].kernels[0])
+    data = _session().to_dict()
+    row = data["runs"][0]["kernels"][0]
     row["dur"] = row.pop("dur_us")
     with pytest.raises(SessionFileError, match="missing dur_us; unknown dur"):
-        kernel_frame([row], "eager kernel table")
+        Session.from_dict(data)
 
 
 def test_kernel_rows_from_before_op_id_existed_still_load() -> None:
-    row = dict(_session().runs[0].kernels[0])
-    del row["op_id"]
-    assert kernel_frame([row], "old").op_id.tolist() == [-1]
+    data = _session().to_dict()
+    del data["runs"][0]["kernels"][0]["op_id"]
+    assert Session.from_dict(data).runs[0].kernel_frame().op_id.tolist() == [-1]
 
 
 def test_worker_jobs_round_trip() -> None:
@@ -80,3 +80,16 @@ def test_worker_jobs_round_trip() -> None:
     for job in (DevicesJob(), ModeJob(config, "default"), NaiveJob(config, "default", 50),
                 SweepJob(config, SweepRequest(sizes=[1, 2], strategies=["static"]))):
         assert decode_job(json.loads(json.dumps(encode_job(job)))) == job
+
+
+def test_a_worker_reply_round_trips_with_its_kernel_rows() -> None:
+    from fusionviz.measure.protocol import ModeReply, encode_reply
+    from fusionviz.records.decode import decode
+
+    session = _session()
+    reply = ModeReply(environment=session.environment, run=session.runs[0])
+    assert decode(ModeReply, json.loads(json.dumps(encode_reply(reply)))) == reply
+    data = encode_reply(reply)
+    data["run"]["kernels"][0]["dur_us"] = float("inf")
+    with pytest.raises(ValueError, match=r"run.kernels\[0\].dur_us: expected `float` <= 1e\+18"):
+        decode(ModeReply, data)
