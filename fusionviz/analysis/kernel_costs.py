@@ -1,0 +1,205 @@
+"""Bytes and FLOPs per kernel, how fast each kernel moved and computed them, and how far that is from the
+device's ceilings; per run, the bytes of one iteration and its GPU time.
+
+Where a figure comes from (`Cost.source`):
+- an Inductor kernel: Inductor's own estimate where the trace carries it (`kernel_num_gb`, `kernel_flop` on
+  the launching event, with `benchmark_kernel`), else the buffers of its call in the generated wrapper
+  (`inductor_buffers`); "inductor" either way;
+- a library or ATen kernel: its launching op's input shapes and dtypes, a rule per kind of op (`op_costs`),
+  "shapes". Kernels that one op call launched together (a split-K GEMM's two kernels) share its figures in
+  proportion to their durations. A kernel replayed from a CUDA graph has no launching op in the trace: it
+  takes the figures of the same kernel at the same place in the iteration of another run of the session that
+  launched it from Python (eager for eager as a CUDA graph).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fusionviz.analysis.inductor_buffers import kernel_calls
+from fusionviz.analysis.op_costs import Cost, op_cost
+from fusionviz.records.ceilings import Ceilings
+from fusionviz.records.kernels import MEMORY_CLASS
+from fusionviz.records.op_args import OpArgs, op_args
+from fusionviz.records.session import ModeRun, Session
+
+INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
+
+
+@dataclass(frozen=True)
+class Achieved:
+    """How fast one kernel moved bytes (GB/s) and did FLOPs (TFLOP/s, None where its FLOPs are not counted),
+    and its percentage of the ceiling that bounds it: the copy bandwidth for a kernel below the ridge point
+    (or without FLOPs), the matmul rate of its dtype above it."""
+
+    gbps: float
+    tflops: float | None
+    pct_of_ceiling: float | None
+    bound: str | None  # "memory" or "compute" (by its arithmetic intensity against the ridge point)
+
+
+def run_costs(run: ModeRun, like: Sequence[ModeRun] = ()) -> list[Cost | None]:
+    """Each kernel row's cost, aligned with `run.kernels` (None where no figure is known); `like` are the
+    session's other runs, whose kernels lend their figures to this run's CUDA-graph replays."""
+    args = op_args(raw) if (raw := run.chrome_trace()) else {}
+    calls = kernel_calls(run.output_code, run.kernel_sources)
+    costs: list[Cost | None] = [None] * len(run.kernels)
+    seen: Counter[tuple[int, str]] = Counter()
+    by_op: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, row in enumerate(run.kernels):
+        if row["kernel_class"] == MEMORY_CLASS:
+            continue
+        name, op = row["name"], args.get(row["op_id"])
+        occurrence = seen[(row["iteration"], name)]
+        seen[(row["iteration"], name)] += 1
+        if name.startswith(INDUCTOR_PREFIXES):
+            costs[i] = _inductor_cost(calls.get(name, []), occurrence, op)
+        elif op is not None:
+            by_op[(row["iteration"], row["op_id"])].append(i)
+    for (_, _), rows in by_op.items():
+        op = args[run.kernels[rows[0]]["op_id"]]
+        whole = op_cost(op.name, op.dims, op.types, op.concrete)
+        if whole is not None:
+            for i, part in zip(rows, _shares(whole, [run.kernels[i]["dur_us"] for i in rows]), strict=True):
+                costs[i] = part
+    _lend(run, costs, like)
+    return costs
+
+
+def _inductor_cost(calls: list[Cost | None], occurrence: int, op: OpArgs | None) -> Cost | None:
+    """The kernel's cost at this launch: its wrapper call (every call alike, or the call at the same place),
+    with Inductor's `kernel_num_gb` and `kernel_flop` where the trace carries them."""
+    known = [c for c in calls if c is not None]
+    if known and len(set(known)) == 1:
+        buffers: Cost | None = known[0]
+    else:
+        buffers = calls[occurrence] if occurrence < len(calls) else None
+    if op is not None and op.num_bytes is not None:
+        if buffers is None or buffers.total != op.num_bytes:
+            return Cost(None, None, op.num_bytes, op.flop, "inductor")
+        return Cost(buffers.read, buffers.written, buffers.total, op.flop or buffers.flop, "inductor")
+    if buffers is not None and op is not None and op.flop is not None:
+        return Cost(buffers.read, buffers.written, buffers.total, op.flop, "inductor")
+    return buffers
+
+
+def _shares(whole: Cost, durations: list[float]) -> list[Cost]:
+    """One op's cost split over the kernels it launched, by their durations (whole numbers, summing back)."""
+    if len(durations) == 1:
+        return [whole]
+    total = sum(durations)
+    weights = [d / total for d in durations] if total > 0 else [1 / len(durations)] * len(durations)
+    parts = []
+    for values in zip(*(_split(v, weights) for v in (whole.read, whole.written, whole.flop)), strict=True):
+        read, written, flop = values
+        parts.append(Cost(read, written, (read or 0) + (written or 0), flop, whole.source))
+    return parts
+
+
+def _split(value: int | None, weights: list[float]) -> list[int | None]:
+    if value is None:
+        return [None] * len(weights)
+    shares = [int(value * w) for w in weights]
+    shares[-1] += value - sum(shares)
+    return list(shares)
+
+
+def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> None:
+    """Fill the figures of kernels that no op launched (CUDA-graph replays) from the same kernel name at the
+    same occurrence in an iteration of another run, where that run knows it."""
+    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and row["op_id"] == -1
+               and row["kernel_class"] != MEMORY_CLASS and not row["name"].startswith(INDUCTOR_PREFIXES)]
+    if not missing:
+        return
+    lent: dict[tuple[str, int], Cost] = {}
+    for other in like:
+        if other is run or other.summary is None or not other.kernels:
+            continue
+        other_costs = run_costs(other)
+        seen: Counter[str] = Counter()
+        iteration = other.summary.representative_iteration
+        for row, cost in zip(other.kernels, other_costs, strict=True):
+            if row["iteration"] == iteration:
+                key = (row["name"], seen[row["name"]])
+                seen[row["name"]] += 1
+                if cost is not None:
+                    lent.setdefault(key, cost)
+    seen_here: Counter[tuple[int, str]] = Counter()
+    for i, row in enumerate(run.kernels):
+        key_here = (row["iteration"], row["name"])
+        occurrence = seen_here[key_here]
+        seen_here[key_here] += 1
+        if i in missing:
+            costs[i] = lent.get((row["name"], occurrence))
+
+
+def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype: str) -> Achieved | None:
+    """How fast a kernel of `cost` ran in `dur_us`, against the ceilings of the device and the run's dtype."""
+    if cost is None or dur_us <= 0:
+        return None
+    gbps = cost.total / (dur_us * 1e3)
+    tflops = cost.flop / (dur_us * 1e6) if cost.flop else None
+    if ceilings is None or ceilings.copy_gbps <= 0:
+        return Achieved(gbps, tflops, None, None)
+    peak = ceilings.matmul_tflops.get(dtype)
+    if tflops is None or not peak or cost.total <= 0:
+        return Achieved(gbps, tflops, 100 * gbps / ceilings.copy_gbps, "memory")
+    intensity = (cost.flop or 0) / cost.total  # FLOP per byte
+    roof = min(peak, intensity * ceilings.copy_gbps / 1e3)
+    bound = "compute" if intensity * ceilings.copy_gbps / 1e3 >= peak else "memory"
+    return Achieved(gbps, tflops, 100 * tflops / roof, bound)
+
+
+@dataclass(frozen=True)
+class RunCosts:
+    """One run's kernels with their figures, and the means per profiled iteration: bytes moved (None where no
+    kernel's bytes are known), the share of kernel time whose bytes are known, and the GPU time (kernel
+    durations summed; memory operations apart)."""
+
+    costs: list[Cost | None]
+    achieved: list[Achieved | None]
+    bytes_per_iteration: int | None
+    bytes_known_pct: float
+    gpu_time_us: float
+
+
+def session_costs(session: Session, ceilings: Ceilings | None) -> dict[str, RunCosts]:
+    """Every run's kernel figures, by mode, against the device's `ceilings` (None: no percentages)."""
+    found = {}
+    for run in session.runs:
+        if not run.ok or run.summary is None:
+            continue
+        costs = run_costs(run, session.runs)
+        found[run.mode] = _per_run(run, costs, ceilings, session.config.dtype)
+    return found
+
+
+def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, dtype: str) -> RunCosts:
+    iterations = max(run.summary.iterations if run.summary else 1, 1)
+    kernels = [(row, cost) for row, cost in zip(run.kernels, costs, strict=True)
+               if row["kernel_class"] != MEMORY_CLASS]
+    time_all = sum(float(row["dur_us"]) for row, _ in kernels)
+    time_known = sum(float(row["dur_us"]) for row, cost in kernels if cost is not None)
+    moved = [cost.total for _, cost in kernels if cost is not None]
+    return RunCosts(
+        costs=costs,
+        achieved=[achieved(cost, float(row["dur_us"]), ceilings, dtype) for row, cost in zip(run.kernels, costs,
+                                                                                            strict=True)],
+        bytes_per_iteration=round(sum(moved) / iterations) if moved else None,
+        bytes_known_pct=100 * time_known / time_all if time_all else 0.0,
+        gpu_time_us=time_all / iterations)
+
+
+def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:
+    """A kernel's `inspect --json` fields: `bytes` ({"read", "written", "total", "source"} or None), `flop`,
+    `achieved` ({"gbps", "tflops", "pct_of_ceiling"} or None)."""
+    return {
+        "bytes": None if cost is None else {"read": cost.read, "written": cost.written, "total": cost.total,
+                                            "source": cost.source},
+        "flop": None if cost is None else cost.flop,
+        "achieved": None if got is None else {"gbps": got.gbps, "tflops": got.tflops,
+                                              "pct_of_ceiling": got.pct_of_ceiling},
+    }
