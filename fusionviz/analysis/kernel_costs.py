@@ -50,20 +50,20 @@ def run_costs(run: ModeRun, like: Sequence[ModeRun] = ()) -> list[Cost | None]:
     seen: Counter[tuple[int, str]] = Counter()
     by_op: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, row in enumerate(run.kernels):
-        if row["kernel_class"] == MEMORY_CLASS:
+        if row.kernel_class == MEMORY_CLASS:
             continue
-        name, op = row["name"], args.get(row["op_id"])
-        occurrence = seen[(row["iteration"], name)]
-        seen[(row["iteration"], name)] += 1
+        name, op = row.name, args.get(row.op_id)
+        occurrence = seen[(row.iteration, name)]
+        seen[(row.iteration, name)] += 1
         if name.startswith(INDUCTOR_PREFIXES):
             costs[i] = _inductor_cost(calls.get(name, []), occurrence, op)
         elif op is not None:
-            by_op[(row["iteration"], row["op_id"])].append(i)
+            by_op[(row.iteration, row.op_id)].append(i)
     for (_, _), rows in by_op.items():
-        op = args[run.kernels[rows[0]]["op_id"]]
+        op = args[run.kernels[rows[0]].op_id]
         whole = op_cost(op.name, op.dims, op.types, op.concrete)
         if whole is not None:
-            for i, part in zip(rows, _shares(whole, [run.kernels[i]["dur_us"] for i in rows]), strict=True):
+            for i, part in zip(rows, _shares(whole, [run.kernels[i].dur_us for i in rows]), strict=True):
                 costs[i] = part
     _lend(run, costs, like)
     return costs
@@ -110,8 +110,8 @@ def _split(value: int | None, weights: list[float]) -> list[int | None]:
 def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> None:
     """Fill the figures of kernels that no op launched (CUDA-graph replays) from the same kernel name at the
     same occurrence in an iteration of another run, where that run knows it."""
-    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and row["op_id"] == -1
-               and row["kernel_class"] != MEMORY_CLASS and not row["name"].startswith(INDUCTOR_PREFIXES)]
+    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and row.op_id == -1
+               and row.kernel_class != MEMORY_CLASS and not row.name.startswith(INDUCTOR_PREFIXES)]
     if not missing:
         return
     lent: dict[tuple[str, int], Cost] = {}
@@ -122,18 +122,18 @@ def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> No
         seen: Counter[str] = Counter()
         iteration = other.summary.representative_iteration
         for row, cost in zip(other.kernels, other_costs, strict=True):
-            if row["iteration"] == iteration:
-                key = (row["name"], seen[row["name"]])
-                seen[row["name"]] += 1
+            if row.iteration == iteration:
+                key = (row.name, seen[row.name])
+                seen[row.name] += 1
                 if cost is not None:
                     lent.setdefault(key, cost)
     seen_here: Counter[tuple[int, str]] = Counter()
     for i, row in enumerate(run.kernels):
-        key_here = (row["iteration"], row["name"])
+        key_here = (row.iteration, row.name)
         occurrence = seen_here[key_here]
         seen_here[key_here] += 1
         if i in missing:
-            costs[i] = lent.get((row["name"], occurrence))
+            costs[i] = lent.get((row.name, occurrence))
 
 
 def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype: str) -> Achieved | None:
@@ -180,13 +180,13 @@ def session_costs(session: Session, ceilings: Ceilings | None) -> dict[str, RunC
 def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, dtype: str) -> RunCosts:
     iterations = max(run.summary.iterations if run.summary else 1, 1)
     kernels = [(row, cost) for row, cost in zip(run.kernels, costs, strict=True)
-               if row["kernel_class"] != MEMORY_CLASS]
-    time_all = sum(float(row["dur_us"]) for row, _ in kernels)
-    time_known = sum(float(row["dur_us"]) for row, cost in kernels if cost is not None)
+               if row.kernel_class != MEMORY_CLASS]
+    time_all = sum(float(row.dur_us) for row, _ in kernels)
+    time_known = sum(float(row.dur_us) for row, cost in kernels if cost is not None)
     moved = [cost.total for _, cost in kernels if cost is not None]
     return RunCosts(
         costs=costs,
-        achieved=[achieved(cost, float(row["dur_us"]), ceilings, dtype) for row, cost in zip(run.kernels, costs,
+        achieved=[achieved(cost, float(row.dur_us), ceilings, dtype) for row, cost in zip(run.kernels, costs,
                                                                                             strict=True)],
         bytes_per_iteration=round(sum(moved) / iterations) if moved else None,
         bytes_known_pct=100 * time_known / time_all if time_all else 0.0,

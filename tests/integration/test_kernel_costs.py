@@ -22,8 +22,8 @@ def _figures(session: Session, mode: str) -> list[tuple[str, Cost | None]]:
     assert run is not None and run.summary is not None
     costs = session_costs(session, None)[mode]
     first = run.summary.representative_iteration
-    return [(row["name"], cost) for row, cost in zip(run.kernels, costs.costs, strict=True)
-            if row["iteration"] == first]
+    return [(row.name, cost) for row, cost in zip(run.kernels, costs.costs, strict=True)
+            if row.iteration == first]
 
 
 @pytest.fixture(scope="module")

@@ -143,13 +143,13 @@ def _trace(extra_kernels: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _run(mode: str, trace: dict[str, Any]) -> ModeRun:
     parsed = parse_trace(trace)
-    return ModeRun(mode=mode, summary=parsed.summary, kernels=parsed.kernel_records(),
+    return ModeRun(mode=mode, summary=parsed.summary, kernels=parsed.kernel_rows,
                    trace_gz_b64=base64.b64encode(gzip.compress(json.dumps(trace).encode())).decode())
 
 
 def test_kernels_take_their_launching_ops_figures() -> None:
     run = _run("eager", _trace([]))
-    costs = {row["name"]: c for row, c in zip(run.kernels, run_costs(run), strict=True)}
+    costs = {row.name: c for row, c in zip(run.kernels, run_costs(run), strict=True)}
     whole = op_cost("aten::addmm", [[N], [M, K], [K, N], [], []], ["float"] * 3 + ["Scalar"] * 2, [])
     assert whole is not None and whole.read is not None and whole.flop is not None
     split, reduce = costs["sm90_xmma_gemm_splitK"], costs["splitKreduce_kernel"]
@@ -171,7 +171,7 @@ def test_graph_replays_borrow_from_a_launched_run() -> None:
     assert all(c is None for c in run_costs(graphed))
     lent = run_costs(graphed, [eager, graphed])
     assert lent == [c for row, c in zip(eager.kernels, run_costs(eager), strict=True)
-                    if not row["name"].startswith("triton_")]
+                    if not row.name.startswith("triton_")]
 
 
 def test_per_run_figures_and_ceilings() -> None:
