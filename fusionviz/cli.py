@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.records.config import RunConfig, parse_dynamic, parse_modes
 from fusionviz.records.decode import clip
-from fusionviz.records.talk import VIEWS
 
 EXPORT_FORMATS = ["png", "svg", "html", "gif"]
 

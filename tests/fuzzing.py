@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from fusionviz.analysis.captions import view_caption
 from fusionviz.analysis.report import inspect_report
 from fusionviz.analysis.sentences import load_warnings
 from fusionviz.analysis.summary import summary_table
 from fusionviz.analysis.verdict import verdict
+from fusionviz.charts.views import view_caption
 from fusionviz.cli import finite
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import streamlit as st
 
+from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
 from fusionviz.lru import LRU
 from fusionviz.measure.client import list_devices
@@ -240,7 +241,7 @@ def _library(folder: str, files: tuple[tuple[str, int, int], ...]) -> tuple[dict
         except SessionFileError as exc:
             problems.append(f"{name} could not be opened: {exc}")
     try:
-        order = [scene.session for scene in load_talk(DEFAULT_TALK).scenes]
+        order = [scene.session for scene in load_talk(DEFAULT_TALK, views=VIEWS).scenes]
     except TalkFileError:
         order = []
     ranked = sorted(opened, key=lambda name: (order.index(name) if name in order else len(order), name))
@@ -254,7 +255,7 @@ def talks() -> list[Path]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def read_talk(text: str, name: str) -> Talk:
-    return parse_talk(text, name)
+    return parse_talk(text, name, views=VIEWS)
 
 
 def recorded_sweeps() -> dict[str, Session]:

@@ -15,14 +15,14 @@ from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
+from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
-from fusionviz.records.talk import VIEWS
 from ui import on_screen, sections, story, tables
 from ui.text import plain
 
-PRESENTED = ("verdict", "timeline", "collapse", "animation", "latency", "methodology")
+PRESENTED = views_needing("runs", "timing", "naive")  # a session's views; a crossover grid's heat map besides
 GRID = "grid"  # also the heat map's chart key, which the click callback reads
 LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
 
@@ -96,24 +96,31 @@ def show_grid(session: Session, settings: ChartSettings) -> None:
         tables.show(grid_table(session), "lab_grid_table", helps=GRID_COLUMNS)
 
 
+def presented(session: Session, grid: Session | None = None) -> list[str]:
+    """The views presentation mode offers (with a crossover `grid`, its heat map first): one the session cannot
+    show says why when picked, but the methodology is offered only for a session with the naive snippet."""
+    views = [v for v in PRESENTED if VIEWS[v].needs != "naive" or session.naive is not None]
+    return (views_needing("grid") if grid else []) + views
+
+
 def present(session: Session, settings: ChartSettings, grid: Session | None = None) -> None:
     """Presentation mode: one view at a time, sized to fit a 1920 × 1080 screen under its selectors; with a
     crossover `grid`, its heat map is a view too and the others show the cell picked in the sidebar."""
-    views = ([GRID] if grid else []) + [v for v in PRESENTED if v != "methodology" or session.naive is not None]
+    views = presented(session, grid)
     pick, mode_col, pace_col = st.columns([6, 2, 2], vertical_alignment="bottom")
     view = pick.radio("Show", views, horizontal=True, key="present_view", label_visibility="collapsed",
-                      format_func=lambda v: v.replace("_", " ").capitalize())
-    mode = None
+                      format_func=lambda v: VIEWS[v].label)
+    shown_view, mode = VIEWS[view], None
     compiled = [r.mode for r in drawable_runs(session) if r.mode != "eager"]
-    if VIEWS[view].takes_mode and compiled:
-        every = [None] if view == "timeline" else []  # a timeline may show every mode at once
+    if shown_view.takes_mode and compiled:
+        every = [None] if shown_view.every_mode else []
         mode = mode_col.selectbox("Compiled mode", [*every, *compiled], key=f"present_mode_{view}",
                                   format_func=lambda m: m or "every mode")
     seconds = 4.0
-    if view == "animation":
+    if shown_view.animated:
         with pace_col:
             seconds = story.pace("present_pace")
-    if view == GRID and grid is not None:
+    if shown_view.needs == "grid" and grid is not None:
         shown, key, on_click = grid, GRID, on_screen.pick_clicked_cell
     else:
         shown, key, on_click = session, f"present_{view}", None
@@ -170,7 +177,7 @@ def report(session: Session, settings: ChartSettings) -> None:
     sections.show_kernel_table(session, "kernels")
     st.subheader("Slides")
     slides = [v for v in PRESENTED if view_problem(session, v) is None]
-    view = st.selectbox("View", slides, key="slide_view", format_func=lambda v: v.capitalize(),
+    view = st.selectbox("View", slides, key="slide_view", format_func=lambda v: VIEWS[v].label,
                         help="At 1920 × 1080 with the source stamp; the chart toolbar's camera saves a PNG too")
     story.slide_downloads(session, view, "report_slide")
     if session.source != "trace":

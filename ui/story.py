@@ -9,10 +9,11 @@ from typing import Any
 
 import streamlit as st
 
-from fusionviz.analysis.captions import scene_caption, source_stamp
+from fusionviz.analysis.captions import source_stamp
 from fusionviz.charts.export import NO_BROWSER, gif_bytes, html_bytes, image_bytes, image_export_available, slide
+from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import view_figure, view_problem
+from fusionviz.charts.views import scene_caption, view_figure, view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
 from ui import sections
@@ -80,7 +81,7 @@ def slide_downloads(session: Session, view: str, key: str, *, mode: str | None =
                         key=f"{key}_svg", disabled=not images, width="stretch")
     page.download_button("HTML", lambda: html_bytes(figure(), name), f"{name}.html", "text/html", key=f"{key}_html",
                          width="stretch")
-    if view == "animation":
+    if VIEWS[view].animated:
         gif.download_button("GIF", lambda: gif_bytes(figure()), f"{name}.gif", "image/gif", key=f"{key}_gif",
                             disabled=not images, width="stretch", help="About 25 s to draw: a PNG per frame")
     if not images:

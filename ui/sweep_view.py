@@ -13,15 +13,17 @@ from fusionviz.analysis.sweep import (
     strategy_kernel_diff,
     sweep_summary,
 )
+from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
+from fusionviz.charts.views import view_figure
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session, StrategyRun
 from ui import backend, sections, state, tables
 from ui.text import plain
 
 LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
-VIEWS = ["Latency per call", "Steady state", "Cumulative", "Summary", "Kernels"]
+PRESENTED = views_needing("sweep")  # presentation mode shows these, then this page's summary and kernels
 
 
 def show_live() -> None:
@@ -148,15 +150,13 @@ def show_kernels(session: Session) -> None:
 
 
 def present(session: Session, settings: ChartSettings) -> None:
-    """Presentation mode: one chart per screen."""
-    view = st.radio("Show", VIEWS, horizontal=True, key="s_present_view", label_visibility="collapsed")
-    if view == "Latency per call":
-        sections.chart(sweep_latency_figure(session, settings), "s_latency")
-    elif view == "Steady state":
-        sections.chart(sweep_steady_figure(session, settings), "s_steady")
-    elif view == "Cumulative":
-        sections.chart(sweep_cumulative_figure(session, settings), "s_cumulative")
-    elif view == "Summary":
+    """Presentation mode: one chart (a sweep's view) or one section per screen."""
+    labels = {VIEWS[v].label: v for v in PRESENTED}
+    shown = st.radio("Show", [*labels, "Summary", "Kernels"], horizontal=True, key="s_present_view",
+                     label_visibility="collapsed")
+    if shown in labels:
+        sections.chart(view_figure(session, labels[shown], settings), f"s_{labels[shown]}")
+    elif shown == "Summary":
         show_summary(session)
     else:
         show_kernels(session)

@@ -4,17 +4,18 @@ the verdict of a pair of plain traces (which carry no timing), and the source st
 
 from __future__ import annotations
 
+import pandas as pd
+
 from fusionviz.analysis.grid import compiled_mode, grid_table
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.methodology import methodology_table
 from fusionviz.analysis.summary import Comparison, busy_fraction, comparisons, drawable_runs
 from fusionviz.analysis.sweep import sweep_calls, sweep_leader, sweep_summary
 from fusionviz.analysis.verdict import ratio_words
-from fusionviz.records.session import ModeRun, NaiveResult, Session
-from fusionviz.records.talk import CAPTION_FIELDS
+from fusionviz.records.session import ModeRun, Session
 
 NOT_TIMED = "not timed"
-
+NO_SWEEP = "No strategy of this sweep ran."
 
 def is_timed(session: Session) -> bool:
     """Whether the session has latencies to compare modes by (a pair of plain traces has none)."""
@@ -55,7 +56,8 @@ def eager_busy(session: Session) -> str:
 
 
 def caption_values(session: Session, mode: str | None = None) -> dict[str, str]:
-    """Every field of CAPTION_FIELDS for this session and the scene's mode, as text."""
+    """Every field a talk's caption may use (`charts.registry.CAPTION_FIELDS`) for this session and the scene's
+    mode, as text."""
     run = focus_run(session, mode)
     vs = comparisons(session).get(run.mode) if run else None
     compiled = run.compile if run else None
@@ -65,7 +67,7 @@ def caption_values(session: Session, mode: str | None = None) -> dict[str, str]:
         break_even = f"pays back after {vs.break_even_calls:,.0f} calls"
     else:
         break_even = "never pays back: not clearly faster"
-    values = {
+    return {
         "mode": run.mode if run else (mode or "–"),
         "model": session.config.model,
         "device": "the CPU" if session.environment.device_kind == "cpu" else session.environment.device_name,
@@ -79,8 +81,6 @@ def caption_values(session: Session, mode: str | None = None) -> dict[str, str]:
         "break_even": break_even,
         "graphs": f"{run.graph_count or 1} graph{'s' if (run.graph_count or 1) > 1 else ''}" if run else "–",
     }
-    assert set(values) == set(CAPTION_FIELDS)
-    return values
 
 
 def kernel_change(eager_kernels: str, kernels: str, mode: str) -> str:
@@ -96,33 +96,36 @@ def kernel_change(eager_kernels: str, kernels: str, mode: str) -> str:
     return f"{mode} runs as many kernels as eager ({kernels}): nothing fused away"
 
 
-def view_caption(view: str, session: Session, mode: str | None = None) -> str:
-    """The view's own one-line caption, from the data."""
-    if view.startswith("sweep_"):
-        return _sweep_caption(view, session)
-    if view == "grid":
-        return _grid_caption(session)
-    if view == "methodology" and session.naive is not None:
-        return _methodology_caption(session.naive, session)
-    v = caption_values(session, mode)
-    change = kernel_change(v["eager_kernels"], v["kernels"], v["mode"])
+def _change(values: dict[str, str]) -> str:
+    return kernel_change(values["eager_kernels"], values["kernels"], values["mode"])
+
+
+def kernels_caption(session: Session, mode: str | None = None) -> str:
+    """What became of eager's kernels under the mode (the collapse and the animation)."""
+    return _change(caption_values(session, mode))
+
+
+def _busy(session: Session, values: dict[str, str]) -> str:
     device = "GPU" if session.environment.device_kind == "cuda" else "CPU"
-    busy = f"eager keeps the {device} busy {v['busy']} of each call"
-    if view == "latency":
-        return _latency_caption(session)
-    if view == "timeline":
-        run = focus_run(session, mode)
-        graphs = (f"; {run.mode} runs as {run.graph_count} graphs, eager code between them"
-                  if run and (run.graph_count or 0) > 1 else "")
-        return f"One steady iteration: {change}; {busy}{graphs}"
-    if view in ("collapse", "animation"):
-        return change
+    return f"eager keeps the {device} busy {values['busy']} of each call"
+
+
+def timeline_caption(session: Session, mode: str | None = None) -> str:
+    v, run = caption_values(session, mode), focus_run(session, mode)
+    graphs = (f"; {run.mode} runs as {run.graph_count} graphs, eager code between them"
+              if run and (run.graph_count or 0) > 1 else "")
+    return f"One steady iteration: {_change(v)}; {_busy(session, v)}{graphs}"
+
+
+def verdict_caption(session: Session, mode: str | None = None) -> str:
+    v = caption_values(session, mode)
     if v["verdict"] == NOT_TIMED:
-        return f"{change}; these traces carry no timing, so no speedup is claimed"
-    return f"{v['mode']} is {v['speedup']}: {v['eager_kernels']} → {v['kernels']} kernels; {busy}"
+        return f"{_change(v)}; these traces carry no timing, so no speedup is claimed"
+    return f"{v['mode']} is {v['speedup']}: {v['eager_kernels']} → {v['kernels']} kernels; {_busy(session, v)}"
 
 
-def _latency_caption(session: Session) -> str:
+def latency_caption(session: Session, mode: str | None = None) -> str:
+    """The fastest mode and when its compile pays back (every mode: `mode` is not used)."""
     compared = {m: c for m, c in comparisons(session).items() if m != "eager"}
     if not compared:
         return "No compiled mode was timed against eager."
@@ -135,28 +138,42 @@ def _latency_caption(session: Session) -> str:
     return f"Fastest: {best}, {speedup_words(vs)}{pays}"
 
 
-def _sweep_caption(view: str, session: Session) -> str:
+def _sweep_ran(session: Session) -> tuple[pd.DataFrame, str]:
+    """The strategies that ran, and the dimension swept."""
     summary = sweep_summary(session)
-    ran = summary[summary.status == "ok"]
+    return summary[summary.status == "ok"], session.sweep.dimension if session.sweep else "size"
+
+
+def sweep_latency_caption(session: Session, mode: str | None = None) -> str:
+    ran, dimension = _sweep_ran(session)
     if ran.empty:
-        return "No strategy of this sweep ran."
-    dimension = session.sweep.dimension if session.sweep else "size"
-    if view == "sweep_latency":
-        counts = ", ".join(f"{r.strategy} {r.compiles}" for r in ran.itertuples())
-        calls = len(session.sweep.schedule) if session.sweep else 0
-        return f"Compiles over {calls} calls of changing {dimension}: {counts}"
-    if view == "sweep_steady":
-        ratios = [f"{r.strategy} {r.ratio_vs_static:.2f}x" for r in ran.itertuples()
-                  if r.strategy != "static" and r.ratio_vs_static == r.ratio_vs_static]
-        return ("Once compiled, each strategy's latency against static's at the same size: " + ", ".join(ratios)
-                if ratios else f"Steady-state latency against {dimension}")
+        return NO_SWEEP
+    counts = ", ".join(f"{r.strategy} {r.compiles}" for r in ran.itertuples())
+    calls = len(session.sweep.schedule) if session.sweep else 0
+    return f"Compiles over {calls} calls of changing {dimension}: {counts}"
+
+
+def sweep_steady_caption(session: Session, mode: str | None = None) -> str:
+    ran, dimension = _sweep_ran(session)
+    if ran.empty:
+        return NO_SWEEP
+    ratios = [f"{r.strategy} {r.ratio_vs_static:.2f}x" for r in ran.itertuples()
+              if r.strategy != "static" and r.ratio_vs_static == r.ratio_vs_static]
+    return ("Once compiled, each strategy's latency against static's at the same size: " + ", ".join(ratios)
+            if ratios else f"Steady-state latency against {dimension}")
+
+
+def sweep_cumulative_caption(session: Session, mode: str | None = None) -> str:
+    ran, _ = _sweep_ran(session)
+    if ran.empty:
+        return NO_SWEEP
     leader = sweep_leader(sweep_calls(session))
     totals = ", ".join(f"{r.strategy} {r.total_s:.1f} s" for r in ran.itertuples())
     ahead = f"{leader[0]} is ahead from call {leader[1]}; " if leader else ""
     return f"{ahead}the whole schedule, compiles included: {totals}"
 
 
-def _grid_caption(session: Session) -> str:
+def grid_caption(session: Session, mode: str | None = None) -> str:
     table = grid_table(session)
     counts = table.verdict.value_counts()
     return (f"{compiled_mode(session)} against eager over {len(table)} sizes: clearly faster at "
@@ -164,7 +181,11 @@ def _grid_caption(session: Session) -> str:
             f"{counts.get('no clear difference', 0)}")
 
 
-def _methodology_caption(naive: NaiveResult, session: Session) -> str:
+def methodology_caption(session: Session, mode: str | None = None) -> str:
+    """What the naive loop claims beside the proper measurement (without a naive snippet: the verdict's)."""
+    naive = session.naive
+    if naive is None:
+        return verdict_caption(session, mode)
     table = methodology_table(naive, session)
     if table.empty:
         return f"{naive.mode} was not timed properly, so there is nothing to set the naive loop against"
@@ -172,13 +193,6 @@ def _methodology_caption(naive: NaiveResult, session: Session) -> str:
     vs = comparisons(session).get(naive.mode)
     return (f"The naive loop says {speed.naive:.2g}x and counts {kernels.naive:g} \"kernels\" for eager; measured "
             f"properly, {naive.mode} is {speedup_words(vs)} and eager runs {kernels.proper:g} kernels")
-
-
-def scene_caption(template: str | None, view: str, session: Session, mode: str | None = None) -> str:
-    """A talk scene's caption: the speaker's template filled from the data, else the view's own."""
-    if template is None:
-        return view_caption(view, session, mode)
-    return template.format(**caption_values(session, mode))
 
 
 def untimed_verdict(session: Session) -> str:

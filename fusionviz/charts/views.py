@@ -1,5 +1,6 @@
-"""The figure of each named view of a session (`records.talk.VIEWS`): what a talk's scene, the lab's
-presentation mode and `python -m fusionviz export` draw, from one place."""
+"""A named view (`charts.registry.VIEWS`) of one session: whether the session can show it, its figure and its
+caption, as a talk's scene, the lab's presentation mode, a slide and `python -m fusionviz export` draw it; and
+the `draw_*` functions the registry names, each a view's figure from the session and what was asked."""
 
 from __future__ import annotations
 
@@ -7,20 +8,20 @@ import dataclasses
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.captions import focus_run, is_timed, speedup_words
+from fusionviz.analysis.captions import caption_values, focus_run, is_timed, speedup_words
 from fusionviz.analysis.methodology import methodology_table
 from fusionviz.analysis.summary import comparisons, drawable_runs
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
+from fusionviz.charts.registry import VIEWS, Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
 from fusionviz.charts.timeline import timeline_figure
 from fusionviz.charts.timeline_layout import timeline_bars
 from fusionviz.errors import ConfigError
-from fusionviz.records.session import Session
-from fusionviz.records.talk import VIEWS
+from fusionviz.records.session import ModeRun, Session
 
 
 def view_problem(session: Session, view: str, mode: str | None = None) -> str | None:
@@ -52,35 +53,72 @@ def view_figure(session: Session, view: str, settings: ChartSettings = DEFAULT_S
     problem = view_problem(session, view, mode)
     if problem:
         raise ConfigError(problem)
-    fig = _figure(session, view, settings, mode, seconds)
+    fig = VIEWS[view].draw(session, Asked(settings, mode, seconds))
     if zoom:
         fig.update_xaxes(range=list(zoom), autorange=False)
     return fig
 
 
-def _figure(session: Session, view: str, settings: ChartSettings, mode: str | None, seconds: float) -> go.Figure:
-    if view == "sweep_latency":
-        return sweep_latency_figure(session, settings)
-    if view == "sweep_steady":
-        return sweep_steady_figure(session, settings)
-    if view == "sweep_cumulative":
-        return sweep_cumulative_figure(session, settings)
-    if view == "grid":
-        return grid_figure(session, settings)
-    if view == "latency":
-        return latency_figure(session, settings)
-    if view == "methodology":
-        assert session.naive is not None  # view_problem said so
-        return methodology_figure(methodology_table(session.naive, session), settings)
+def view_caption(view: str, session: Session, mode: str | None = None) -> str:
+    """The view's own one-line caption, from the data."""
+    return VIEWS[view].words(session, mode)
+
+
+def scene_caption(template: str | None, view: str, session: Session, mode: str | None = None) -> str:
+    """A talk scene's caption: the speaker's template filled from the data, else the view's own."""
+    if template is None:
+        return view_caption(view, session, mode)
+    return template.format(**caption_values(session, mode))
+
+
+def _runs(session: Session, mode: str | None) -> tuple[ModeRun, ModeRun]:
+    """Eager and the mode a view is about (view_problem found both)."""
     eager, run = session.run("eager"), focus_run(session, mode)
-    assert eager is not None and run is not None  # view_problem said so
-    if view == "verdict":
-        vs = comparisons(session).get(run.mode)
-        return metrics_figure(session, settings, f"{run.mode}: {speedup_words(vs)}" if vs else "Per mode")
-    if view == "timeline":
-        shown = dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", mode)]) \
-            if mode else session
-        return timeline_figure(shown, timeline_bars(shown), settings)
-    if view == "collapse":
-        return collapse_figure(eager, run, settings)
-    return collapse_animation(eager, run, settings, seconds=seconds)
+    assert eager is not None and run is not None
+    return eager, run
+
+
+def draw_verdict(session: Session, asked: Asked) -> go.Figure:
+    mode = _runs(session, asked.mode)[1].mode
+    vs = comparisons(session).get(mode)
+    return metrics_figure(session, asked.settings, f"{mode}: {speedup_words(vs)}" if vs else "Per mode")
+
+
+def draw_timeline(session: Session, asked: Asked) -> go.Figure:
+    """Eager and the asked mode, or every mode when none is asked."""
+    shown = (dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", asked.mode)])
+             if asked.mode else session)
+    return timeline_figure(shown, timeline_bars(shown), asked.settings)
+
+
+def draw_collapse(session: Session, asked: Asked) -> go.Figure:
+    return collapse_figure(*_runs(session, asked.mode), asked.settings)
+
+
+def draw_animation(session: Session, asked: Asked) -> go.Figure:
+    return collapse_animation(*_runs(session, asked.mode), asked.settings, seconds=asked.seconds)
+
+
+def draw_latency(session: Session, asked: Asked) -> go.Figure:
+    return latency_figure(session, asked.settings)
+
+
+def draw_methodology(session: Session, asked: Asked) -> go.Figure:
+    assert session.naive is not None  # view_problem said so
+    return methodology_figure(methodology_table(session.naive, session), asked.settings)
+
+
+def draw_sweep_latency(session: Session, asked: Asked) -> go.Figure:
+    return sweep_latency_figure(session, asked.settings)
+
+
+def draw_sweep_steady(session: Session, asked: Asked) -> go.Figure:
+    return sweep_steady_figure(session, asked.settings)
+
+
+def draw_sweep_cumulative(session: Session, asked: Asked) -> go.Figure:
+    return sweep_cumulative_figure(session, asked.settings)
+
+
+def draw_grid(session: Session, asked: Asked) -> go.Figure:
+    return grid_figure(session, asked.settings)

@@ -6,15 +6,16 @@ title = "Kernel fusion, measured"
 [[scene]]
 title = "Twelve elementwise ops become one kernel"   # optional headline
 session = "h200_pointwise_chain_4096x4096_float32.json.gz"   # a file in the library (sessions/)
-view = "animation"                                   # one of VIEWS
+view = "animation"                                   # one of the views a talk may name
 mode = "default"                                     # optional: the compiled mode the scene is about
-caption = "{eager_kernels} kernels become {kernels}: {speedup}"   # optional; fields from CAPTION_FIELDS
+caption = "{eager_kernels} kernels become {kernels}: {speedup}"   # optional; the view's caption fields
 zoom = [0, 400]                                      # optional: the x range shown (views that zoom)
 ```
 
-Everything a file can get wrong on its own is refused here with the line it is on (`TalkFileError`);
-whether a scene's session is in the library, and whether it holds what its view needs, is known only
-against the library, and is reported per scene with the line too.
+The views a scene may name, and what each allows, are the caller's (`fusionviz.charts.registry.VIEWS`):
+records knows the file, not what draws it. Everything a file can get wrong on its own is refused here with the
+line it is on (`TalkFileError`); whether a scene's session is in the library, and whether it holds what its
+view needs, is known only against the library, and is reported per scene with the line too.
 """
 
 from __future__ import annotations
@@ -22,61 +23,27 @@ from __future__ import annotations
 import re
 import string
 import tomllib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Protocol
 
 from fusionviz.errors import TalkFileError
 from fusionviz.records.config import COMPILED_MODES
 
-Needs = Literal["runs", "timing", "naive", "sweep", "grid"]
 
+class ViewRules(Protocol):
+    """What a talk may say of a view (`fusionviz.charts.registry.View` is one)."""
 
-@dataclass(frozen=True)
-class ViewInfo:
-    """What a view shows, what its session must hold, and which scene keys apply to it."""
+    @property
+    def takes_mode(self) -> bool: ...
 
-    title: str
-    needs: Needs
-    takes_mode: bool
-    zooms: bool  # `zoom` sets the range of its x axis
+    @property
+    def zooms(self) -> bool: ...  # `zoom` sets the range of its x axis
 
+    @property
+    def caption_fields(self) -> Collection[str]: ...
 
-VIEWS: dict[str, ViewInfo] = {
-    "verdict": ViewInfo("the verdict and the figures per mode", "runs", takes_mode=True, zooms=False),
-    "timeline": ViewInfo("the kernel timeline (eager and `mode`, else every mode)", "runs", takes_mode=True,
-                         zooms=True),
-    "collapse": ViewInfo("what fused into what", "runs", takes_mode=True, zooms=True),
-    "animation": ViewInfo("eager kernels moving and merging into the compiled ones", "runs", takes_mode=True,
-                          zooms=True),
-    "latency": ViewInfo("latency per call with its spread and the speedups", "timing", takes_mode=False,
-                        zooms=False),
-    "methodology": ViewInfo("the naive snippet's speedup and kernel count next to the proper measurement's",
-                            "naive", takes_mode=False, zooms=False),
-    "sweep_latency": ViewInfo("a shape sweep: the latency of every call, compiles as peaks", "sweep",
-                              takes_mode=False, zooms=True),
-    "sweep_steady": ViewInfo("a shape sweep: steady-state latency against the size", "sweep", takes_mode=False,
-                             zooms=True),
-    "sweep_cumulative": ViewInfo("a shape sweep: cumulative time, compiles included", "sweep", takes_mode=False,
-                                 zooms=True),
-    "grid": ViewInfo("a crossover grid: the speedup over hidden dim × batch, eager's busy share as contours",
-                     "grid", takes_mode=False, zooms=False),
-}
-
-CAPTION_FIELDS: dict[str, str] = {
-    "mode": "the compiled mode the scene is about",
-    "model": "the model",
-    "device": "the GPU (or CPU) it ran on",
-    "dtype": "the dtype",
-    "speedup": "the mode against eager, worded by its verdict: '11x faster (9.4–13x)' or 'no clear difference'",
-    "verdict": "faster, slower, no clear difference, or not timed",
-    "eager_kernels": "eager's kernels per iteration",
-    "kernels": "the mode's kernels per iteration",
-    "busy": "how busy eager keeps the device per call, percent",
-    "compile_s": "the mode's first compile, s",
-    "break_even": "'pays back after N calls', or why it never does",
-    "graphs": "how many graphs the mode compiled the model into",
-}
 
 SCENE_KEYS = ("title", "session", "view", "mode", "caption", "zoom")
 TOP_KEYS = ("title", "scene")
@@ -90,7 +57,7 @@ class Scene:
     view: str
     title: str = ""
     mode: str | None = None
-    caption: str | None = None  # a template over CAPTION_FIELDS; None: the view's own caption
+    caption: str | None = None  # a template over the view's caption fields; None: the view's own caption
     zoom: tuple[float, float] | None = None
     line: int = 0
     lines: dict[str, int] = field(default_factory=dict, compare=False)
@@ -155,8 +122,8 @@ def caption_fields(template: str) -> list[str]:
     return names
 
 
-def parse_talk(text: str, name: str = "talk") -> Talk:
-    """The talk in `text`; raises TalkFileError naming the line of the first problem."""
+def parse_talk(text: str, name: str = "talk", *, views: Mapping[str, ViewRules]) -> Talk:
+    """The talk in `text`, its scenes naming `views`; raises TalkFileError naming the line of the first problem."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -180,11 +147,12 @@ def parse_talk(text: str, name: str = "talk") -> Talk:
         raise fail(top.get("scene", 1), "a talk needs at least one [[scene]] table")
     if len(raw) != len(headers):
         raise fail(top.get("scene", 1), "write scenes as [[scene]] tables, one per scene")
-    scenes = [_scene(values, headers[i], scene_lines[i], fail) for i, values in enumerate(raw)]
+    scenes = [_scene(values, headers[i], scene_lines[i], fail, views) for i, values in enumerate(raw)]
     return Talk(name=name, title=title, scenes=scenes)
 
 
-def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any) -> Scene:
+def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any,
+           views: Mapping[str, ViewRules]) -> Scene:
     def at(key: str) -> int:
         return lines.get(key, header)
 
@@ -200,9 +168,9 @@ def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any
     session, view = values["session"], values["view"]
     if "/" in session or "\\" in session:
         raise fail(at("session"), f"session names a file in the library (sessions/), not a path: {session!r}")
-    info = VIEWS.get(view)
+    info = views.get(view)
     if info is None:
-        raise fail(at("view"), f"unknown view {view!r}: choose from {', '.join(VIEWS)}")
+        raise fail(at("view"), f"unknown view {view!r}: choose from {', '.join(views)}")
     mode = values.get("mode")
     if mode is not None:
         if not info.takes_mode:
@@ -212,12 +180,12 @@ def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any
     caption = values.get("caption")
     if caption is not None:
         try:
-            unknown = [f for f in caption_fields(caption) if f not in CAPTION_FIELDS]
+            unknown = [f for f in caption_fields(caption) if f not in info.caption_fields]
         except ValueError as exc:
             raise fail(at("caption"), f"caption: {exc} (write {{{{ and }}}} for braces)") from exc
         if unknown:
             raise fail(at("caption"), f"caption uses unknown field(s) {', '.join(unknown)}: choose from "
-                                      f"{', '.join(CAPTION_FIELDS)}")
+                                      f"{', '.join(info.caption_fields)}")
     zoom = values.get("zoom")
     if zoom is not None:
         if not info.zooms:
@@ -231,14 +199,14 @@ def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any
                  zoom=zoom, line=header, lines=dict(lines))
 
 
-def load_talk(path: str | Path) -> Talk:
-    """A talk file; raises TalkFileError when it cannot be read or is not a talk."""
+def load_talk(path: str | Path, *, views: Mapping[str, ViewRules]) -> Talk:
+    """A talk file whose scenes name `views`; raises TalkFileError when it cannot be read or is not a talk."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TalkFileError(f"{path.name} cannot be read: {exc}") from exc
-    return parse_talk(text, path.name)
+    return parse_talk(text, path.name, views=views)
 
 
 def missing_sessions(talk: Talk, library: set[str]) -> list[str]:

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from fusionviz.charts.registry import VIEWS
 from fusionviz.records.session import Session
 from fusionviz.records.talk import load_talk
 from ui.presentation import key_class
@@ -303,7 +304,7 @@ def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(ser
                                                                               shots: Path) -> None:
     """Every scene of the default talk in turn, forward with the arrow key and a clicker's Page Down, then back:
     each fits the screen with nothing below the fold, draws its chart, and is kept as a screenshot."""
-    scenes = load_talk(ROOT / "talks" / "fusion_story.toml").scenes
+    scenes = load_talk(ROOT / "talks" / "fusion_story.toml", views=VIEWS).scenes
     n = len(scenes)
     page = browser.new_page(viewport=SLIDE)
     page.goto(f"{server}/Story")

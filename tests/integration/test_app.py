@@ -247,6 +247,24 @@ def test_dynamic_shapes_first_open_shows_the_shipped_gpu_sweep(sessions_dir: Pat
     assert lab.button(key="example")
 
 
+def test_dynamic_shapes_presents_each_sweep_view_then_its_sections(sessions_dir: Path) -> None:
+    shutil.copy(SHIPPED_SWEEP, sessions_dir / SHIPPED_SWEEP.name)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(SHAPES).run()
+    at.toggle(key="_pres_Dynamic shapes").set_value(True).run()
+    no_errors(at)
+    shown = at.radio(key="s_present_view")
+    assert shown.options == ["Latency per call", "Steady state", "Cumulative", "Summary", "Kernels"]
+    for option, title in (("Latency per call", "Latency of every call"), ("Steady state", "Steady-state"),
+                          ("Cumulative", "Cumulative time over the schedule")):
+        at.radio(key="s_present_view").set_value(option).run()
+        no_errors(at)
+        (chart,) = figures(at)  # one chart per screen
+        assert chart.startswith(title)
+    at.radio(key="s_present_view").set_value("Summary").run()
+    assert not figures(at) and any("ratio_vs_static" in d.value.columns for d in at.dataframe)
+
+
 def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page(SHAPES).run()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fusionviz.analysis.captions import view_caption
+from fusionviz.charts.registry import VIEWS
+from fusionviz.charts.views import view_caption
 from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
@@ -31,7 +32,7 @@ def talk_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ln_gelu_sessio
     folder.mkdir()
     ln_gelu_session.save(folder / "ln_gelu.json.gz")
     small_sweep.save(folder / "sweep.json.gz")
-    for scene in load_talk(DEFAULT_TALK).scenes:
+    for scene in load_talk(DEFAULT_TALK, views=VIEWS).scenes:
         if scene.view != "grid":
             shutil.copy(folder / ("sweep.json.gz" if scene.view.startswith("sweep") else "ln_gelu.json.gz"),
                         folder / scene.session)
@@ -49,7 +50,7 @@ def captions(at: AppTest) -> list[str]:
 
 def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Path,
                                                                  ln_gelu_session: Session) -> None:
-    talk = load_talk(DEFAULT_TALK)
+    talk = load_talk(DEFAULT_TALK, views=VIEWS)
     n = len(talk.scenes)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page(STORY).run()

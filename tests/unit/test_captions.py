@@ -7,18 +7,12 @@ import dataclasses
 
 import pytest
 
-from fusionviz.analysis.captions import (
-    caption_values,
-    scene_caption,
-    source_stamp,
-    speedup_words,
-    untimed_verdict,
-    view_caption,
-)
+from fusionviz.analysis.captions import caption_values, source_stamp, speedup_words, untimed_verdict
 from fusionviz.analysis.summary import comparisons
+from fusionviz.charts.registry import CAPTION_FIELDS
+from fusionviz.charts.views import scene_caption, view_caption
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Environment, Session
-from fusionviz.records.talk import CAPTION_FIELDS
 from fusionviz.records.trace_pair import trace_pair
 from tests.unit.factories import k, run, session
 

@@ -10,10 +10,10 @@ import pytest
 
 from fusionviz.charts.collapse import STAGES, collapse_animation
 from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, camera_options, gif_bytes, html_bytes, slide, stamped
+from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.errors import ConfigError, ExportError
-from fusionviz.records.talk import VIEWS
 from tests.unit.factories import k, run, session
 from ui.tables import html_table, number_formats
 

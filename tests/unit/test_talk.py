@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, TalkFileError
-from fusionviz.records.talk import VIEWS, caption_fields, load_talk, missing_sessions, parse_talk
+from fusionviz.records.talk import caption_fields, load_talk, missing_sessions, parse_talk
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TALK = ROOT / "talks" / "fusion_story.toml"
@@ -31,7 +32,7 @@ over {eager_kernels} kernels"""
 
 
 def test_a_talk_reads_into_scenes_that_know_their_lines() -> None:
-    talk = parse_talk(GOOD, "good.toml")
+    talk = parse_talk(GOOD, "good.toml", views=VIEWS)
     first, second = talk.scenes
     assert (talk.title, first.title, first.session, first.view, first.mode, first.zoom) == (
         "A talk", "First", "a.json.gz", "timeline", "default", (0.0, 250.5))
@@ -42,7 +43,7 @@ def test_a_talk_reads_into_scenes_that_know_their_lines() -> None:
 
 
 def test_the_shipped_talk_tells_the_fusion_story() -> None:
-    talk = load_talk(DEFAULT_TALK)
+    talk = load_talk(DEFAULT_TALK, views=VIEWS)
     views = [s.view for s in talk.scenes]
     assert {"timeline", "animation", "collapse", "verdict", "latency", "methodology", "grid", "sweep_latency"} <= set(
         views)
@@ -76,19 +77,19 @@ BAD = [
 @pytest.mark.parametrize(("text", "line", "words"), BAD, ids=[b[2] for b in BAD])
 def test_a_bad_talk_is_refused_naming_its_line(text: str, line: int, words: str) -> None:
     with pytest.raises(TalkFileError) as caught:
-        parse_talk(text, "mine.toml")
+        parse_talk(text, "mine.toml", views=VIEWS)
     assert f"mine.toml, line {line}" in str(caught.value) and words in str(caught.value)
     assert isinstance(caught.value, FusionvizError) and isinstance(caught.value, ValueError)
 
 
 def test_scenes_whose_session_is_not_in_the_library_are_named_with_their_line() -> None:
-    talk = parse_talk(GOOD, "good.toml")
+    talk = parse_talk(GOOD, "good.toml", views=VIEWS)
     assert missing_sessions(talk, {"a.json.gz"}) == ["good.toml, line 12: b.json.gz is not in the library"]
 
 
 def test_an_unreadable_talk_file_is_a_talk_error(tmp_path: Path) -> None:
     with pytest.raises(TalkFileError, match="cannot be read"):
-        load_talk(tmp_path / "missing.toml")
+        load_talk(tmp_path / "missing.toml", views=VIEWS)
 
 
 def test_every_view_says_what_it_needs() -> None:

@@ -1,0 +1,124 @@
+"""The registry of named views: for each, what the session must hold, the function that draws its figure,
+the one that words its caption, the fields a talk's caption may use, and whether it takes a mode, zooms or
+plays. The lab's presentation mode and slides, the Dynamic shapes page, a talk's scenes (checked against
+`VIEWS` when a talk is read), `python -m fusionviz export --view` and its choices all read it: a view is one
+entry here and one chart module (with the function that draws it from the session and an `Asked`; those of
+the views below are in `charts.views`).
+
+Functions are named as "module:function" and imported when first called, so that reading the registry (the
+CLI's parser, a talk file) imports neither plotly nor pandas: the CLI starts in 0.1 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pkgutil import resolve_name
+from typing import TYPE_CHECKING, Literal, cast
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from fusionviz.charts.style import ChartSettings
+    from fusionviz.records.session import Session
+
+# What a view's session must hold: an eager run with kernels, timing, the naive snippet, a sweep, a grid.
+Needs = Literal["runs", "timing", "naive", "sweep", "grid"]
+
+# The fields a talk's caption template may use (`analysis.captions.caption_values` fills each).
+CAPTION_FIELDS: dict[str, str] = {
+    "mode": "the compiled mode the scene is about",
+    "model": "the model",
+    "device": "the GPU (or CPU) it ran on",
+    "dtype": "the dtype",
+    "speedup": "the mode against eager, worded by its verdict: '11x faster (9.4–13x)' or 'no clear difference'",
+    "verdict": "faster, slower, no clear difference, or not timed",
+    "eager_kernels": "eager's kernels per iteration",
+    "kernels": "the mode's kernels per iteration",
+    "busy": "how busy eager keeps the device per call, percent",
+    "compile_s": "the mode's first compile, s",
+    "break_even": "'pays back after N calls', or why it never does",
+    "graphs": "how many graphs the mode compiled the model into",
+}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a caller asks of a view's figure: its settings, the compiled mode (None: the view's default) and
+    the animation's length in seconds."""
+
+    settings: ChartSettings
+    mode: str | None = None
+    seconds: float = 4.0
+
+
+@cache
+def _function(name: str) -> Callable[..., object]:
+    return cast("Callable[..., object]", resolve_name(name))
+
+
+@dataclass(frozen=True)
+class View:
+    """One named view. `figure` ("module:function", taking the session and an `Asked`) is drawn once the
+    session holds what `needs` says; `caption` ("module:function", taking the session and the mode) words the
+    view's own caption. `takes_mode`: about one compiled mode (`every_mode`: or, without one, every mode at
+    once); `zooms`: a scene's `zoom` sets its x range; `animated`: it plays (its length is chosen, and it
+    exports as a GIF)."""
+
+    label: str
+    title: str
+    needs: Needs
+    figure: str
+    caption: str
+    takes_mode: bool = False
+    every_mode: bool = False
+    zooms: bool = False
+    animated: bool = False
+    caption_fields: tuple[str, ...] = tuple(CAPTION_FIELDS)
+
+    def draw(self, session: Session, asked: Asked) -> go.Figure:
+        return cast("go.Figure", _function(self.figure)(session, asked))
+
+    def words(self, session: Session, mode: str | None) -> str:
+        return cast(str, _function(self.caption)(session, mode))
+
+
+def _chart(name: str) -> str:
+    return f"fusionviz.charts.{name}"
+
+
+def _words(name: str) -> str:
+    return f"fusionviz.analysis.captions:{name}"
+
+
+VIEWS: dict[str, View] = {
+    "verdict": View("Verdict", "the verdict and the figures per mode", "runs", _chart("views:draw_verdict"),
+                    _words("verdict_caption"), takes_mode=True),
+    "timeline": View("Timeline", "the kernel timeline (eager and `mode`, else every mode)", "runs",
+                     _chart("views:draw_timeline"), _words("timeline_caption"), takes_mode=True, every_mode=True,
+                     zooms=True),
+    "collapse": View("Collapse", "what fused into what", "runs", _chart("views:draw_collapse"),
+                     _words("kernels_caption"), takes_mode=True, zooms=True),
+    "animation": View("Animation", "eager kernels moving and merging into the compiled ones", "runs",
+                      _chart("views:draw_animation"), _words("kernels_caption"), takes_mode=True, zooms=True,
+                      animated=True),
+    "latency": View("Latency", "latency per call with its spread and the speedups", "timing",
+                    _chart("views:draw_latency"), _words("latency_caption")),
+    "methodology": View("Methodology", "the naive snippet's speedup and kernel count next to the proper "
+                        "measurement's", "naive", _chart("views:draw_methodology"),
+                        _words("methodology_caption")),
+    "sweep_latency": View("Latency per call", "a shape sweep: the latency of every call, compiles as peaks",
+                          "sweep", _chart("views:draw_sweep_latency"), _words("sweep_latency_caption"), zooms=True),
+    "sweep_steady": View("Steady state", "a shape sweep: steady-state latency against the size", "sweep",
+                         _chart("views:draw_sweep_steady"), _words("sweep_steady_caption"), zooms=True),
+    "sweep_cumulative": View("Cumulative", "a shape sweep: cumulative time, compiles included", "sweep",
+                             _chart("views:draw_sweep_cumulative"), _words("sweep_cumulative_caption"), zooms=True),
+    "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share as contours",
+                 "grid", _chart("views:draw_grid"), _words("grid_caption")),
+}
+
+
+def views_needing(*needs: Needs) -> list[str]:
+    """The views whose session must hold one of `needs`, in the registry's order (what a page presents)."""
+    return [name for name, view in VIEWS.items() if view.needs in needs]

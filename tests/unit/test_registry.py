@@ -1,0 +1,79 @@
+"""The registry of views, read by every door: each entry is offered by a presentation mode (the lab's or the
+Dynamic shapes page's), read from a talk's scene and shown by the Story page, and drawn by export through
+the CLI's --view choices, on one hand-made session that holds what every view needs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fusionviz.charts.registry import VIEWS
+from fusionviz.charts.views import scene_caption, view_problem
+from fusionviz.cli import main
+from fusionviz.records.session import Grid, GridCell, NaiveResult, Session, StrategyRun, Sweep, SweepCall
+from fusionviz.records.talk import parse_talk
+from tests.unit.factories import k, run, session, timing
+from ui import lab, sweep_view
+
+EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
+FUSED = run("default", [k("triton_poi_fused_add_mul_0", 0, 10, ops=("add", "mul"))], compile_s=2.0)
+ROOT = Path(__file__).resolve().parents[2]
+MS = {"eager": [[0.30, 0.31, 0.29]], "default": [[0.10, 0.10, 0.11]]}
+
+
+def _strategy(name: str) -> StrategyRun:
+    calls = [SweepCall(index=i, size=size, latency_ms=ms, compiled=i == 0, compile_s=0.1 if i == 0 else 0.0)
+             for i, (size, ms) in enumerate(((8, 90.0), (16, 1.0), (8, 0.8)))]
+    return StrategyRun(strategy=name, calls=calls, compiles=1, steady_ms_by_size={"8": 0.8, "16": 1.0})
+
+
+def everything() -> Session:
+    """Runs, timing, the naive snippet, a shape sweep and a crossover grid in one session."""
+    s = session(EAGER, FUSED, ms=MS)
+    s.naive = NaiveResult(mode="default", calls=100, naive_eager_ms=1.0, naive_mode_ms=0.1, naive_speedup=10.0,
+                          key_averages_rows_eager=9, key_averages_rows_mode=4)
+    s.sweep = Sweep(dimension="batch", schedule=[8, 16, 8], strategies=[_strategy("static"), _strategy("dynamic")])
+    s.grid = Grid(dims=[64], batches=[8], cells=[GridCell(dim=64, batch=8, device="cuda:0", runs=[EAGER, FUSED],
+                                                          timing=timing(MS))])
+    return s
+
+
+SESSION = everything()
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("registry") / "everything.json.gz"
+    SESSION.save(path)
+    return path
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_every_view_is_reachable_from_presentation_the_story_export_and_the_cli(name: str, saved: Path,
+                                                                               tmp_path: Path) -> None:
+    view = VIEWS[name]
+    offered = [name in lab.presented(SESSION, grid=SESSION), name in sweep_view.PRESENTED]
+    assert offered.count(True) == 1, "presented by the lab or by the Dynamic shapes page, not both"
+    lines = [f'session = "{saved.name}"', f'view = "{name}"']
+    lines += ['mode = "default"'] if view.takes_mode else []
+    lines += ["zoom = [0, 50]"] if view.zooms else []
+    lines += ['caption = "{model} on {device}"'] if "model" in view.caption_fields else []
+    (scene,) = parse_talk('title = "T"\n\n[[scene]]\n' + "\n".join(lines) + "\n", "t.toml", views=VIEWS).scenes
+    assert view_problem(SESSION, name, scene.mode) is None  # the Story page shows it
+    assert scene_caption(None, name, SESSION, scene.mode)
+    out = tmp_path / f"{name}.html"
+    mode = ["--mode", "default"] if view.takes_mode else []
+    assert main(["export", str(saved), "--view", name, "--out", str(out), *mode]) == 0
+    assert b"<title>everything.json.gz: " + name.encode() in out.read_bytes()
+
+
+def test_reading_the_registry_imports_neither_plotly_nor_pandas() -> None:
+    """The CLI's parser takes its --view choices from the registry and starts in 0.1 s: the figures and captions
+    an entry names are imported when first drawn."""
+    code = ("import sys, fusionviz.cli, fusionviz.charts.registry\n"
+            "assert not {'plotly', 'pandas'} & set(sys.modules), 'plotly or pandas was imported'")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
