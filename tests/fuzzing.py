@@ -17,7 +17,7 @@ from fusionviz.analysis.sentences import load_warnings
 from fusionviz.analysis.summary import summary_table
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.views import view_caption
-from fusionviz.cli import finite
+from fusionviz.cli.reporter import finite
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file
 from fusionviz.records.session import Session

@@ -168,6 +168,8 @@ def warnings_for(config: RunConfig) -> list[str]:
     return notes
 
 
+SWEEP_DIMENSIONS: tuple[str, ...] = ("batch", "seq")  # what a sweep changes from call to call
+SWEEP_SCHEDULES: tuple[str, ...] = ("increasing", "random")  # generated schedules; "list" takes given sizes
 SWEEP_STRATEGIES: dict[str, str] = {
     "static": "dynamic=False: one compile per new shape, until the recompile limit sends the rest to eager",
     "dynamic": "dynamic=True: sizes are symbols from the first compile",
@@ -202,7 +204,7 @@ MAX_SWEEP_CALLS = 64
 
 def sweep_sizes(config: RunConfig, request: SweepRequest) -> list[int]:
     """The sizes of each call, validated; generated schedules are deterministic (seeded)."""
-    if request.dimension not in ("batch", "seq"):
+    if request.dimension not in SWEEP_DIMENSIONS:
         raise ConfigError("a sweep runs over batch or seq")
     if request.dimension == "seq" and config.seq is None:
         raise ConfigError(f"{config.model} has no sequence length: sweep over batch instead")

@@ -8,7 +8,7 @@ import pytest
 
 from fusionviz.cli import main
 from fusionviz.errors import ConfigError
-from fusionviz.records.config import parse_sizes
+from fusionviz.records.config import DTYPES, PASSES, SWEEP_DIMENSIONS, parse_sizes
 
 SMALL = ["--model", "mlp", "--dim", "64", "--batch", "8", "--device", "cpu"]
 
@@ -40,3 +40,17 @@ def test_sizes_are_ascii_digits() -> None:
     for text in ("²", "١٢", "8,-1", "1e3", "9" * 12):
         with pytest.raises(ConfigError):
             parse_sizes(text)
+
+
+@pytest.mark.parametrize(("argv", "choices"), [
+    (["run", *SMALL, "--dtype", "float64"], DTYPES),
+    (["run", *SMALL, "--pass", "backward"], PASSES),
+    (["sweep", *SMALL, "--over", "width"], SWEEP_DIMENSIONS),
+])
+def test_a_choice_outside_the_configurations_is_refused_with_them(argv: list[str], choices: tuple[str, ...],
+                                                                  tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--out", str(tmp_path / "s.json")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "invalid choice" in err and all(c in err for c in choices), err

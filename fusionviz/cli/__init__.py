@@ -1,0 +1,39 @@
+"""`python -m fusionviz COMMAND`: the CLI maps flags onto the Python API, one module per command, each a
+`Command`; a new command is a module and a line in COMMANDS."""
+
+from __future__ import annotations
+
+import argparse
+
+from fusionviz.cli.command import Command
+from fusionviz.cli.export import Export
+from fusionviz.cli.grid import Grid
+from fusionviz.cli.inspect import Inspect
+from fusionviz.cli.models import Models
+from fusionviz.cli.reporter import note
+from fusionviz.cli.run import Run
+from fusionviz.cli.sweep import Sweep
+from fusionviz.errors import FusionvizError
+
+COMMANDS: tuple[Command, ...] = (Models(), Run(), Inspect(), Sweep(), Grid(), Export())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command `argv` names; a `FusionvizError` is one line on stderr and its exit code."""
+    names = ",".join(c.name for c in COMMANDS)
+    parser = argparse.ArgumentParser(prog="python -m fusionviz",
+                                     description=f"`python -m fusionviz {{{names}}}`: the CLI maps flags onto the "
+                                                 "Python API.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_arguments(sub.add_parser(command.name, help=command.help))
+    args = parser.parse_args(argv)
+    chosen = next(c for c in COMMANDS if c.name == args.command)
+    try:
+        return chosen.run(args)
+    except FusionvizError as exc:
+        note(f"fusionviz: {exc}")
+        return exc.exit_code
+    except FileNotFoundError as exc:
+        note(f"fusionviz: {exc}")
+        return 2

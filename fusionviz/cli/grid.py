@@ -1,0 +1,40 @@
+"""`grid`: eager against one compiled mode over hidden dim × batch, the cells spread over the devices."""
+
+from __future__ import annotations
+
+import argparse
+
+from fusionviz.cli.flags import add_config_flags, config_from, writable
+from fusionviz.cli.reporter import Ticker, frame, write
+from fusionviz.errors import ConfigError
+from fusionviz.records.config import parse_modes, parse_sizes
+
+
+class Grid:
+    name = "grid"
+    help = ("a crossover grid: eager against one compiled mode over hidden dim × batch, spread over every visible "
+            "GPU (one worker set per GPU)")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser, sizes=False)
+        parser.add_argument("--mode", default="default", help="the compiled mode compared with eager")
+        parser.add_argument("--dims", required=True, help="comma-separated hidden dims")
+        parser.add_argument("--batches", required=True, help="comma-separated batch sizes")
+        parser.add_argument("--devices", default=None,
+                            help="comma-separated devices (default: every visible GPU, else the CPU)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from fusionviz.analysis.grid import grid_table
+        from fusionviz.measure.client import run_grid
+
+        dims, batches = parse_sizes(args.dims, "--dims"), parse_sizes(args.batches, "--batches")
+        if not dims or not batches:
+            raise ConfigError("--dims and --batches each need at least one size")
+        config = config_from(args, ("eager", *parse_modes(args.mode)), dim=dims[0], batch=batches[0])
+        devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
+        writable(args.out)
+        session = run_grid(config, dims, batches, Ticker(), devices=devices)
+        path = session.save(args.out)
+        write(frame(grid_table(session), digits=3), f"session written to {path}")
+        assert session.grid is not None
+        return 0 if any(c.error is None for c in session.grid.cells) else 1

@@ -1,0 +1,101 @@
+"""`inspect`: the report of a session file or a torch.profiler Chrome trace, as text or JSON. It imports no
+torch (that would cost seconds), and pipes: plain text with no progress or colour."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from fusionviz.cli.reporter import Column, json_text, table, write
+from fusionviz.errors import ConfigError
+from fusionviz.records.decode import clip
+
+INSPECT_TOP = 20  # kernels ranked by `inspect` unless --top says otherwise
+INSPECT_LISTED = 60  # an iteration with at most this many kernels and memory operations is listed in full
+
+LISTED = [Column(fmt=".1f", width=12, suffix=" µs"), Column(align="<", width=17, gap=2), Column(align="<")]
+RANKED = [Column("total", ".1f", width=10), Column("share", ".1f", width=6, suffix="%"), Column("count", "d", width=6),
+       *(Column(h, ".1f", width=8) for h in ("mean", "min", "p50", "p99", "max")),
+       Column("class", align="<", width=16, gap=2), Column("name", align="<")]
+IDLE_COLUMNS = ["span", "kernels", "host wait", "between", "unlinked"]
+
+
+class Inspect:
+    name = "inspect"
+    help = "summarise a session file or a torch.profiler Chrome trace"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--json", action="store_true")
+        parser.add_argument("--top", type=int, default=None, metavar="N",
+                            help=f"rank the N kernels with the longest total time (default {INSPECT_TOP})")
+        parser.add_argument("--all", dest="all_kernels", action="store_true",
+                            help="list every kernel of the representative iteration, however many")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from fusionviz.analysis.report import inspect_report
+        from fusionviz.records.files import open_path
+
+        if args.top is not None and args.top < 1:
+            raise ConfigError("--top takes a number of kernels, 1 or more")
+        path = Path(args.file)
+        report = inspect_report(open_path(path), str(path), top=args.top or INSPECT_TOP)
+        if args.json:
+            write(json_text(report))
+        else:
+            write(*inspect_lines(report, args.all_kernels))
+        return 0
+
+
+def inspect_lines(report: dict[str, Any], all_kernels: bool) -> list[str]:
+    lines = [f"{report['source']}"]
+    for run in report["runs"]:
+        busy = run["gpu_busy_fraction"]
+        whole = run["iterations_from"] == "trace"
+        unit = "call" if run["iterations_from"] == "calls" else "iteration"
+        window = "the whole trace" if whole else f"{run['iterations']} {unit}(s)"
+        each = "" if whole else f" per {unit}"
+        memory = run["memory_ops_per_iteration"]
+        lines.append(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
+                     + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
+                     + (f", GPU busy {busy:.0%}" if busy is not None else ""))
+        if run["latency_ms"]:
+            lat, vs = run["latency_ms"], run["speedup"]
+            lines.append(f"  latency {lat['median']:.4g} ms per call (p10–p90 {lat['low']:.4g}–{lat['high']:.4g})"
+                         + (f"; {vs['median']:.2f}x eager's speed ({vs['low']:.2f}–{vs['high']:.2f}x): {run['verdict']}"
+                            if vs else ""))
+        if len(run["steps"]) > 1:
+            lines.append(f"  kernels in each {unit}: {', '.join(str(n) for n in run['steps'])}")
+        lines += [f"  note: {note}" for note in run["notes"]]
+        listed = run["kernels"] + run["memory_ops"]
+        if all_kernels or len(listed) <= INSPECT_LISTED:
+            lines += table(LISTED, [(k["duration_us"], k["class"], clip(k["name"], 90)
+                                     + (f"  [{' + '.join(k['fused_ops'])}]" if k["fused_ops"] else ""))
+                                    for k in listed], indent="  ", header=False)
+        else:
+            lines.append(f"  ({len(listed):,} kernels and memory operations in the representative {unit}: "
+                         "--all lists them)")
+        lines += _top_lines(run, "the whole trace" if whole else f"{run['iterations']} {unit}s")
+        lines += _idle_lines(run, unit)
+    return lines
+
+
+def _top_lines(run: dict[str, Any], over: str) -> list[str]:
+    ranked = run["top_kernels"]
+    if not ranked:
+        return []
+    rows = [(k["total_us"], k["pct_of_kernel_time"], k["count"], k["mean_us"], k["min_us"], k["p50_us"],
+             k["p99_us"], k["max_us"], k["kernel_class"], clip(k["name"], 80)) for k in ranked]
+    return [f"  top {len(ranked)} of {run['distinct_kernels']} kernels by total time over {over} (µs):",
+            *table(RANKED, rows, indent="  ")]
+
+
+def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
+    if not run["idle"] or run["gpu_busy_fraction"] is None:
+        return []  # no device kernels: there is no GPU time to break down
+    columns = [Column(unit, "d", width=9), *(Column(h, ".1f", width=10) for h in IDLE_COLUMNS),
+               Column("busy", ".0f", width=5, suffix="%")]
+    rows = [(s["iteration"], s["span_us"], s["kernel_us"], s["host_wait_us"], s["between_kernels_us"],
+             s["unattributed_us"], s["busy_pct"]) for s in run["idle"]]
+    return [f"  GPU time of each {unit} (µs; see the README's Definitions):", *table(columns, rows, indent="  ")]

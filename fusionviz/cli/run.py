@@ -1,0 +1,49 @@
+"""`run`: eager and compiled modes measured in the worker, written as a session file."""
+
+from __future__ import annotations
+
+import argparse
+
+from fusionviz.cli.flags import add_config_flags, config_from, writable
+from fusionviz.cli.reporter import Ticker, frame, note, write
+from fusionviz.records.config import MODES, RunConfig, parse_modes
+
+SHOWN = ["mode", "median_ms", "p10_ms", "p90_ms", "speedup", "speedup_low", "speedup_high", "verdict",
+         "kernels_per_iteration", "busy_pct", "compile_s", "break_even_calls"]  # of the summary table
+
+
+class Run:
+    name = "run"
+    help = "run eager and compiled modes, write a session file"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser)
+        parser.add_argument("--modes", default=",".join(RunConfig.modes),
+                            help=f"comma-separated: {','.join(MODES[:3])},...")
+        parser.add_argument("--cold-compile", action="store_true",
+                            help="compile in a fresh process with an empty cache")
+        parser.add_argument("--naive-calls", type=int, default=0,
+                            help="also run the naive snippet (no warm-up, wall clock) with this many calls, for the "
+                                 "methodology view")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from fusionviz.analysis.sentences import load_warnings
+        from fusionviz.analysis.summary import summary_table
+        from fusionviz.analysis.verdict import verdict
+        from fusionviz.measure.client import run_session
+        from fusionviz.records.config import warnings_for
+
+        config = config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile)
+        writable(args.out)
+        for warning in warnings_for(config):
+            note(f"note: {warning}")
+        session = run_session(config, Ticker(), naive_calls=args.naive_calls)
+        path = session.save(args.out)
+        write(frame(summary_table(session)[SHOWN], digits=4))
+        for run in session.runs:
+            if not run.ok:
+                note(f"{run.mode}: {run.status}: {run.error}")
+        for warning in load_warnings(session):
+            note(f"warning: {warning}")
+        write(verdict(session), f"session written to {path}")
+        return 0 if any(r.ok for r in session.runs) else 1
