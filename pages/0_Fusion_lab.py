@@ -1,8 +1,8 @@
 """Fusion lab: any session (the recorded library, an upload, a pair of eager and compiled profiler traces, or
 a run on this machine) with every view: verdict, timeline, what fused into what, animation, latency.
 
-The measurement runs in a worker process (fusionviz.measure.client); this page holds the widgets and the
-layout; what is on screen is chosen in ui.on_screen, the sections are in ui.lab.
+The measurement runs in a worker process, asked of the run service (fusionviz.measure.service); this page
+holds the widgets and the layout; what is on screen is chosen in ui.on_screen, the sections are in ui.lab.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.measure.catalog import CATALOG
-from fusionviz.measure.client import run_session
+from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
     COMPILED_MODES,
     DTYPES,
@@ -41,8 +41,7 @@ settings = setup_page(
 
 def measure_widgets() -> tuple[RunConfig, bool]:
     """The configuration widgets; nothing runs until Run is pressed."""
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+    state.default_widgets(DEFAULTS)
     st.header("Measure on this machine")
     models = list(CATALOG) + ([OWN] if backend.own_models_allowed() else [])
     model = st.selectbox("Model", models, key="model")
@@ -55,7 +54,8 @@ def measure_widgets() -> tuple[RunConfig, bool]:
         st.caption(info.purpose)
     dim = st.select_slider("Hidden size (dim)", DIMS, key="dim")
     batch = st.select_slider("Batch", BATCHES, key="batch")
-    seq = (int(st.number_input(info.seq_label.capitalize(), 1, 16384, info.default_seq or 128, key=f"seq_{model}"))
+    seq = (int(st.number_input(info.seq_label.capitalize(), 1, 16384, info.default_seq or 128,
+                               key=state.seq_key(model)))
            if info and info.seq_label else None)
     dtype = st.selectbox("dtype", DTYPES, key="dtype")
     names = {d.device: d.name for d in backend.devices_or_cpu()}
@@ -85,13 +85,13 @@ def measure_widgets() -> tuple[RunConfig, bool]:
 
 def run(config: RunConfig) -> backend.Finished | None:
     """Run `config` in its device's queue (or take it from the cache) and make it the session on screen."""
-    key = state.result_key("session", config)
-    if key not in state.results():
+    measured = SessionRun(config)
+    if state.runs().shared(measured.key) is None:
         for note in warnings_for(config):
             st.warning(note)
     return shown_when_done(backend.run_cached(
-        "lab", key, config.device, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
-        "The run did not start", lambda worker, progress: run_session(config, progress, worker=worker)))
+        "lab", measured, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
+        "The run did not start"))
 
 
 def shown_when_done(finished: backend.Finished | None) -> backend.Finished | None:
@@ -131,8 +131,7 @@ else:
         st.caption(f"Source of data: **{plain(on_screen.origin_line(shown))}**")
         if shown.origin == "live" and shown.name:
             st.caption(f"This run was {shown.name}.")
-        if shown.origin == "live" and state.shown("lab") not in (state.result_key("session", config),
-                                                                 state.result_key("session", EXAMPLE)):
+        if shown.origin == "live" and state.shown("lab") not in (SessionRun(config).key, SessionRun(EXAMPLE).key):
             st.caption("The sidebar has changed since this run: press **Run** to measure the new configuration.")
         sections.show_trace_notes(shown.session)
     if state.presentation():

@@ -11,7 +11,7 @@ import streamlit as st
 from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology_note, methodology_table
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.measure.catalog import CATALOG
-from fusionviz.measure.client import run_naive, run_session
+from fusionviz.measure.service import NaiveRun, SessionRun
 from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
 from fusionviz.records.session import NaiveResult, Session
 from ui import backend, sections, state, tables
@@ -49,16 +49,14 @@ processes = int(cols[6].number_input("Processes", 2, 5, RunConfig.processes, key
 info = CATALOG[model]
 config = RunConfig(model=model, dim=dim, batch=batch, seq=info.default_seq, device=device, modes=("eager", mode),
                    processes=processes, threads=default_threads() if device == "cpu" else None)
-proper_key, naive_key = state.result_key("session", config), state.result_key("naive", config, calls)
+proper_run, naive_run = SessionRun(config), NaiveRun(config, mode, calls)
 
 
 def measure() -> None:
-    """Both measurements queued on the device, each cached: the proper one under the lab's key, so the lab
+    """Both measurements queued on the device, each cached: the proper one as the lab's run, so the lab
     reuses it."""
-    backend.submit("m_proper", proper_key, device, "Measuring properly…", "The measurement failed",
-                   lambda worker, progress: run_session(config, progress, worker=worker))
-    backend.submit("m_naive", naive_key, device, "Measuring the naive way…", "The naive measurement failed",
-                   lambda worker, progress: run_naive(config, mode, calls, progress, worker=worker))
+    backend.submit("m_proper", proper_run, "Measuring properly…", "The measurement failed")
+    backend.submit("m_naive", naive_run, "Measuring the naive way…", "The naive measurement failed")
 
 
 if st.button("Measure both ways", type="primary", key="m_run"):
@@ -66,8 +64,8 @@ if st.button("Measure both ways", type="primary", key="m_run"):
 for slot in ("m_proper", "m_naive"):  # followed on every run, so a rerun while waiting loses nothing
     backend.follow(slot)
 
-naive: NaiveResult | None = state.result(naive_key)
-proper: Session | None = state.result(proper_key)
+naive: NaiveResult | None = state.result(naive_run.key)
+proper: Session | None = state.result(proper_run.key)
 if naive is None or proper is None:
     st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, sizes "
             "and mode (a few seconds to half a minute on the CPU).")

@@ -1,8 +1,8 @@
 """Dynamic shapes: run one model over a schedule of changing input sizes under several compile strategies,
 and see what recompiles, what each strategy costs per call, and which one pays over the schedule.
 
-The sweep runs in its device's queue (fusionviz.measure.client.run_sweep_session); complete sweeps are
-cached in the shared results store under their configuration and request; the views are in ui.sweep_view.
+The sweep runs in its device's queue (fusionviz.measure.service.SweepRun); complete sweeps are kept in the
+shared results store under their configuration and request; the views are in ui.sweep_view.
 Nothing runs until Run is pressed.
 """
 
@@ -13,7 +13,7 @@ import streamlit as st
 from fusionviz.analysis.sweep import ok_strategies
 from fusionviz.errors import ConfigError
 from fusionviz.measure.catalog import CATALOG
-from fusionviz.measure.client import run_sweep_session
+from fusionviz.measure.service import SweepRun
 from fusionviz.records.config import DTYPES, MAX_SWEEP_CALLS, SWEEP_STRATEGIES, RunConfig, SweepRequest, parse_sizes
 from ui import backend, sections, state, sweep_view
 from ui.page import setup_page
@@ -80,10 +80,8 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
 
 def run(config: RunConfig, request: SweepRequest) -> backend.Finished | None:
     """Run the sweep in its device's queue (or take it from the cache)."""
-    return backend.run_cached(
-        "sweep", state.result_key("sweep", config, request), config.device,
-        f"Sweeping {config.model} over {request.dimension}…", "The sweep did not run",
-        lambda worker, progress: run_sweep_session(config, request, progress, worker=worker))
+    return backend.run_cached("sweep", SweepRun(config, request), f"Sweeping {config.model} over {request.dimension}…",
+                              "The sweep did not run")
 
 
 config, request, clicked = sidebar()

@@ -1,13 +1,10 @@
-"""Cached calls into the backend: the device queues, the devices, runs followed in a progress box, and
-opening files from sessions/ or uploads."""
+"""Cached calls into the backend: the devices, runs asked of the run service (`state.runs()`) and followed in a
+progress box, and opening files from sessions/ or uploads."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,11 +12,7 @@ import streamlit as st
 
 from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
-from fusionviz.lru import LRU
-from fusionviz.measure.client import list_devices
-from fusionviz.measure.protocol import Device, Progress
-from fusionviz.measure.queue import DeviceQueues, Job, Ticket
-from fusionviz.measure.worker import Worker
+from fusionviz.measure.service import Device, Run, Ticket, complete
 from fusionviz.records.files import open_file
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import Session
@@ -35,21 +28,10 @@ DEFAULT_TALK = TALKS_DIR / "fusion_story.toml"
 POLL_S = 0.3  # how often a waiting page looks at its ticket
 
 
-@cache
-def queues() -> DeviceQueues:
-    """One line and one worker process per device for the whole app process: runs on one device never overlap,
-    a CPU run never waits for a GPU run, and identical requests in flight share one run. Kept outside
-    Streamlit's caches: its "Clear caches" empties every `st.cache_resource`, and a second set of queues would
-    start a second worker per device whose runs overlap those of the first, skewing both measurements."""
-    return DeviceQueues()
-
-
 @st.cache_resource(show_spinner="Looking for devices (starting the worker)…")
 def _devices() -> list[Device]:
-    """Asked of the CPU's worker, which the CPU's runs then reuse (its torch already imported)."""
-    ticket = queues().submit("devices", "cpu", lambda worker, _progress: list_devices(worker))
-    ticket.wait()
-    return ticket.result()
+    """The devices, asked once per app process (again after "Clear caches")."""
+    return state.runs().devices()
 
 
 def devices_or_cpu() -> list[Device]:
@@ -61,15 +43,6 @@ def devices_or_cpu() -> list[Device]:
         return [Device("cpu", "CPU")]
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A run this user waits for, and what its status box says."""
-
-    ticket: Ticket[Any]
-    label: str
-    failed: str
-
-
 class Finished(NamedTuple):
     """A run that finished for this user: its result key, and how it was obtained ("measured in 3.1 s")."""
 
@@ -77,47 +50,35 @@ class Finished(NamedTuple):
     took: str
 
 
-def shared_when_complete(key: str, job: Job[Any], store: Callable[[], LRU[str, Any]]) -> Job[Any]:
-    """`job`, putting its result into the shared store the moment it finishes complete (in the queue's thread,
-    so it is kept even when the user who asked has left). `store` is asked for then, not when the job is
-    queued: "Clear caches" may have replaced the app's store while the job ran."""
-    def run(worker: Worker, progress: Progress) -> Any:
-        value = job(worker, progress)
-        if state.complete(value):
-            store().put(key, value)
-        return value
-    return run
-
-
-def submit(slot: str, key: str, device: str, label: str, failed: str, job: Job[Any]) -> None:
-    """Queue `job` on `device` for this user's `slot` (a page, or a part of one), unless the shared store
-    holds `key` or this slot already waits for it; a different run the slot waited for is let go."""
-    pending: Pending | None = st.session_state.get(f"pending_{slot}")
+def submit(slot: str, run: Run, label: str, failed: str) -> None:
+    """Queue `run` for this user's `slot` (a page, or a part of one), unless the shared store holds its result
+    or this slot already waits for it; a different run the slot waited for is let go."""
+    key = run.key
+    pending = state.pending(slot)
     if pending is not None and pending.ticket.key == key and not pending.ticket.finished:
         return
     if pending is not None:
-        queues().cancel(pending.ticket)
-        del st.session_state[f"pending_{slot}"]
-    if key in state.results():
+        state.let_go(slot)
+        pending.ticket.cancel()
+    if state.runs().shared(key) is not None:
         return
-    ticket = queues().submit(key, device, shared_when_complete(key, job, state.results))
-    st.session_state[f"pending_{slot}"] = Pending(ticket, label, failed)
+    state.wait_for(slot, state.Pending(state.runs().submit(run), label, failed))
 
 
-def run_cached(slot: str, key: str, device: str, label: str, failed: str, job: Job[Any]) -> Finished | None:
-    """The shared result of `key` at once, or `job` queued on `device` and followed (`follow`)."""
+def run_cached(slot: str, run: Run, label: str, failed: str) -> Finished | None:
+    """The shared result of `run` at once, or `run` queued on its device and followed (`follow`)."""
     started = time.monotonic()
-    if key in state.results():
-        return Finished(key, f"answered from the cache in {time.monotonic() - started:.2f} s")
-    submit(slot, key, device, label, failed, job)
+    if state.runs().shared(run.key) is not None:
+        return Finished(run.key, f"answered from the cache in {time.monotonic() - started:.2f} s")
+    submit(slot, run, label, failed)
     return follow(slot)
 
 
 def _cancel(slot: str) -> None:
     """The Cancel button's callback: let go of the slot's run (it stops if nobody else waits for it)."""
-    pending: Pending | None = st.session_state.pop(f"pending_{slot}", None)
+    pending = state.let_go(slot)
     if pending is not None:
-        queues().cancel(pending.ticket)
+        pending.ticket.cancel()
         st.toast("Run cancelled")
 
 
@@ -139,7 +100,7 @@ def follow(slot: str) -> Finished | None:
     calls this again on its next run, so the run is followed again, not lost. Returns the finished run (an
     incomplete one is kept for this user alone), or None when nothing waits, it was cancelled or it failed
     (the error is shown)."""
-    pending: Pending | None = st.session_state.get(f"pending_{slot}")
+    pending = state.pending(slot)
     if pending is None:
         return None
     ticket = pending.ticket
@@ -155,7 +116,7 @@ def follow(slot: str) -> Finished | None:
                 stage = ticket.stage
                 box.write(f"{time.monotonic() - ticket.started:5.1f} s · {stage}")
         button.empty()
-        del st.session_state[f"pending_{slot}"]
+        state.let_go(slot)
         try:
             value = ticket.result()
         except FusionvizError as exc:
@@ -166,7 +127,7 @@ def follow(slot: str) -> Finished | None:
         queued = ticket.started - ticket.submitted
         took = f"measured in {ticket.ended - ticket.started:.1f} s" + (
             f", after {queued:.0f} s in line" if queued >= 1 else "")
-        if state.complete(value):
+        if complete(value):
             state.forget_own(ticket.key)
             box.update(label=f"Done in {ticket.ended - ticket.started:.1f} s", state="complete", expanded=False)
         else:

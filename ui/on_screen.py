@@ -33,7 +33,7 @@ class Shown:
 
 def show_live() -> None:
     """Make the user's own run what the lab shows (a Run button's callback, before the picker is drawn)."""
-    st.session_state["lab_source"] = LIVE
+    state.set_lab_source(LIVE)
 
 
 def choose() -> Shown | None:
@@ -44,11 +44,11 @@ def choose() -> Shown | None:
         st.warning(plain(problem))
     shelf = {name: s for name, s in opened.items() if s.runs or s.grid is not None}
     live: Session | None = state.result(state.shown("lab"))
-    running = st.session_state.get("lab_source") == LIVE  # Run was pressed: the run comes after this picker
+    running = state.lab_source() == LIVE  # Run was pressed: the run comes after this picker
     sources = ([LIBRARY] if shelf else []) + [UPLOAD, TRACES] + ([LIVE] if live or running else [])
-    if st.session_state.get("lab_source") not in sources:
-        st.session_state["lab_source"] = LIVE if live else sources[0]
-    source = st.radio("Show", sources, key="lab_source")
+    if state.lab_source() not in sources:
+        state.set_lab_source(LIVE if live else sources[0])
+    source = st.radio("Show", sources, key=state.LAB_SOURCE)
     try:
         if source == LIBRARY:
             name = st.selectbox("Session", list(shelf), key="lab_library",
@@ -112,19 +112,17 @@ def configuration_lines(session: Session) -> list[str]:
 
 
 def prefill(session: Session, identity: str, options: Mapping[str, Sequence[object]]) -> None:
-    """Set the measuring widgets (their session-state keys) to the configuration of the session just put on
-    screen, where the widget offers that value; once per session shown, so the user's edits stay."""
-    if st.session_state.get("lab_prefilled") == identity:
+    """Set the measuring widgets (by their keys) to the configuration of the session just put on screen, where
+    the widget offers that value; once per session shown, so the user's edits stay."""
+    if not state.first_prefill(identity):
         return
-    st.session_state["lab_prefilled"] = identity
     c = session.config
     values: dict[str, object] = {"model": c.model, "dim": c.dim, "batch": c.batch, "dtype": c.dtype,
                                  "pass": c.pass_, "dynamic": str(c.dynamic).lower()}
-    for key, value in values.items():
-        if value in options.get(key, []):
-            st.session_state[key] = value
+    offered = {key: value for key, value in values.items() if value in options.get(key, [])}
     if c.seq is not None and c.model in options.get("model", []):
-        st.session_state[f"seq_{c.model}"] = c.seq
+        offered[state.seq_key(c.model)] = c.seq
+    state.set_widgets(offered)
 
 
 def grid_cell(shown: Shown) -> Shown:
@@ -135,16 +133,16 @@ def grid_cell(shown: Shown) -> Shown:
              if v != "error"]
     if not cells:
         raise FusionvizError("no cell of this grid ran")
-    if st.session_state.get("lab_cell") not in cells:
-        st.session_state["lab_cell"] = cells[0]
-    dim, batch = st.selectbox("Cell (or click one on the heat map)", cells, key="lab_cell",
+    if state.lab_cell() not in cells:
+        state.set_lab_cell(cells[0])
+    dim, batch = st.selectbox("Cell (or click one on the heat map)", cells, key=state.LAB_CELL,
                               format_func=lambda c: f"dim {c[0]} × batch {c[1]}")
     return Shown(cell_session(shown.session, dim, batch), shown.origin, f"{shown.name} · dim {dim} × batch {batch}")
 
 
 def pick_clicked_cell() -> None:
     """The heat map's click callback (chart key "grid"): its (dim, batch) becomes the cell shown."""
-    points = st.session_state["grid"]["selection"]["points"]
+    points = state.selected_points("grid")
     custom = points[0].get("customdata") if points else None
     if isinstance(custom, list) and len(custom) == 2:
-        st.session_state["lab_cell"] = (int(custom[0]), int(custom[1]))
+        state.set_lab_cell((int(custom[0]), int(custom[1])))

@@ -91,7 +91,7 @@ def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: 
                 on_box: Callable[[], None] | None = None) -> list[Any] | None:
     """The figure (Plotly JSON) on a plot kept under `key`, with its `present` layout in presentation mode.
     Returns the customdata of a point clicked in the run this one answers, if any; `on_box` runs before the
-    rerun a box drawn on the plot starts (it reads the box from `st.session_state[key]["box"]`, see `box_of`)."""
+    rerun a box drawn on the plot starts (it reads the box with `state.drawn_box(key)`, see `box_of`)."""
     url = plotly_url()
     shown = {"layout": present.layout_json, "config": present.config} if present else None
     result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url, "present": shown},

@@ -89,9 +89,8 @@ def show_toggle(title: str, *, restyles_in_browser: bool) -> None:
 
 
 def _toggle(title: str) -> None:
-    key = f"_pres_{title}"
-    st.session_state[key] = state.presentation()  # the mode is kept across pages; each page's toggle shows it
-    st.toggle("Presentation", key=key, on_change=lambda: state.set_presentation(st.session_state[key]),
+    key = state.presentation_toggle(title)
+    st.toggle("Presentation", key=key, on_change=state.toggled, args=(key,),
               help="Large type, one chart that fits the screen; the sidebar folds away")
     show_mode(key)
 

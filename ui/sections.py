@@ -53,7 +53,7 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
           settings: ChartSettings | None = None) -> Any:
     """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
     1920 × 1080 PNG. Clicking a bar reruns the page with the selection when `selectable` (first calling it,
-    when it is a callback: it reads the selection from `st.session_state[key]`). `settings`, those the figure
+    when it is a callback: it reads the selection with `state.selected_points(key)`). `settings`, those the figure
     was drawn with, default to the page's mode."""
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()

@@ -1,53 +1,57 @@
-"""The app's state in one place: one key function for results, a bounded store of finished runs shared by
-every browser session (a configuration that already ran answers at once), and typed accessors for what
-each user's own session keeps (what is on screen, the presentation toggle, their own runs that failed).
+"""The app's state in one place: the run service of this app process with the store of finished runs it shares
+with every browser session (a configuration that already ran answers at once), and named accessors for every
+key of a user's own `st.session_state`: what is on screen, the presentation mode, the runs they wait for and
+their own runs that failed in part, and the widgets whose values are set or read outside their widget call.
 
-Uploads and what a user looks at stay in that user's `st.session_state`; only complete results of
-configurations, which are the same for everyone, are shared. A run that failed in part (a crashed, timed-out
-or out-of-memory mode, a failed timing process or sweep strategy) is a fault of that run, not an answer for
-its configuration: its user sees it, nobody else does, and the next request runs again.
+Only complete results, the same for everyone, are shared (`fusionviz.measure.service`): a run that failed in
+part is kept for its user alone, and the next request runs again.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import streamlit as st
 
 from fusionviz.lru import LRU
-from fusionviz.records.session import Session
+from fusionviz.measure.service import RunService, Ticket
 
 Page = Literal["lab", "methodology", "sweep"]
 RESULTS_KEPT = 32  # finished runs kept across all browser sessions; the oldest goes first
 OWN_KEPT = 4  # a user's own incomplete runs kept for them alone; the oldest goes first
 
+# Keys of widgets whose values are also set or read here.
+LAB_SOURCE = "lab_source"  # the lab's "Show" picker
+LAB_CELL = "lab_cell"  # the lab's picker of a crossover grid's cell
+SWEEP_SOURCE = "s_source"  # the Dynamic shapes page's "Sweep shown" picker
+SCENE_LIST = "story_pick"  # the story's list of scenes
 
-def result_key(kind: str, *parts: Any) -> str:
-    """The key of a result: its kind and the dataclasses (or plain values) that determine it, as JSON."""
-    values = [dataclasses.asdict(p) if dataclasses.is_dataclass(p) and not isinstance(p, type) else p
-              for p in parts]
-    return f"{kind}|{json.dumps(values, sort_keys=True, default=str)}"
+
+# The whole app process ---------------------------------------------------------------------------------------
+
+@cache
+def runs() -> RunService:
+    """One run service for the whole app process: one line and one worker process per device, so runs on one
+    device never overlap, a CPU run never waits for a GPU run, and identical requests in flight share one run.
+    Kept outside Streamlit's caches: its "Clear caches" empties every `st.cache_resource`, and a second service
+    would start a second worker per device whose runs overlap those of the first, skewing both measurements."""
+    return RunService(results)
 
 
 @st.cache_resource(show_spinner=False)
 def results() -> LRU[str, Any]:
-    """Finished runs by `result_key`, shared by every browser session of this app process."""
+    """Complete results by `Run.key`, shared by every browser session of this app process (emptied by "Clear
+    caches", which the service follows: it asks for the store when a run ends)."""
     return LRU(RESULTS_KEPT)
 
 
-def complete(value: Any) -> bool:
-    """Whether a result may be shared: no mode, timing process or sweep strategy of it failed."""
-    if not isinstance(value, Session):
-        return True
-    return (all(run.status != "error" for run in value.runs)
-            and (value.timing is None or all(p.error is None for p in value.timing.processes))
-            and (value.sweep is None or all(s.status != "error" for s in value.sweep.strategies)))
-
+# What a user sees, and the runs they wait for ----------------------------------------------------------------
 
 def _own() -> LRU[str, Any]:
-    """This user's own incomplete results, by `result_key`."""
+    """This user's own incomplete results, by `Run.key`."""
     own: LRU[str, Any] = st.session_state.setdefault("own_results", LRU(OWN_KEPT))
     return own
 
@@ -66,22 +70,8 @@ def result(key: str | None) -> Any:
     """The result of `key` this user may see: the shared one, else their own incomplete run; None if neither."""
     if key is None:
         return None
-    shared = results().get(key)
+    shared = runs().shared(key)
     return shared if shared is not None else _own().get(key)
-
-
-def presentation() -> bool:
-    """Whether this page presents: the user's toggle is on, or the page always presents (a talk)."""
-    return bool(st.session_state.get("presentation", False) or st.session_state.get("page_presents", False))
-
-
-def set_page_presents(on: bool) -> None:
-    """Mark the page being drawn as one that always presents, or not; every page sets it at its start."""
-    st.session_state["page_presents"] = on
-
-
-def set_presentation(on: bool) -> None:
-    st.session_state["presentation"] = on
 
 
 def shown(page: Page) -> str | None:
@@ -98,3 +88,187 @@ def show(page: Page, key: str, took: str) -> None:
 
 def took(page: Page) -> str:
     return str(st.session_state.get(f"took_{page}", ""))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A run this user waits for, and what its status box says."""
+
+    ticket: Ticket[Any]
+    label: str
+    failed: str
+
+
+def pending(slot: str) -> Pending | None:
+    """The run this user waits for in `slot` (a page, or a part of one), if any."""
+    waiting: Pending | None = st.session_state.get(f"pending_{slot}")
+    return waiting
+
+
+def wait_for(slot: str, run: Pending) -> None:
+    st.session_state[f"pending_{slot}"] = run
+
+
+def let_go(slot: str) -> Pending | None:
+    """Stop waiting in `slot`; the run waited for, if any (its ticket is the caller's to cancel)."""
+    waiting: Pending | None = st.session_state.pop(f"pending_{slot}", None)
+    return waiting
+
+
+# The presentation mode ---------------------------------------------------------------------------------------
+
+def presentation() -> bool:
+    """Whether this page presents: the user's toggle is on, or the page always presents (a talk)."""
+    return bool(st.session_state.get("presentation", False) or st.session_state.get("page_presents", False))
+
+
+def set_page_presents(on: bool) -> None:
+    """Mark the page being drawn as one that always presents, or not; every page sets it at its start."""
+    st.session_state["page_presents"] = on
+
+
+def presentation_toggle(title: str) -> str:
+    """The key of the presentation toggle of the page `title`, set to the mode: the mode is kept across pages,
+    and each page's toggle shows it."""
+    key = f"_pres_{title}"
+    st.session_state[key] = presentation()
+    return key
+
+
+def toggled(key: str) -> None:
+    """The presentation toggle's callback: its new value becomes the mode."""
+    st.session_state["presentation"] = bool(st.session_state[key])
+
+
+# The lab's sidebar -------------------------------------------------------------------------------------------
+
+def lab_source() -> str | None:
+    return st.session_state.get(LAB_SOURCE)
+
+
+def set_lab_source(source: str) -> None:
+    st.session_state[LAB_SOURCE] = source
+
+
+def seq_key(model: str) -> str:
+    """The key of the lab's sequence-length widget for `model` (each model keeps its own)."""
+    return f"seq_{model}"
+
+
+def default_widgets(values: Mapping[str, object]) -> None:
+    """Give the widgets of these keys a value where they have none yet: through the session rather than each
+    widget's default, since `set_widgets` sets them too (a widget given both is warned about)."""
+    for key, value in values.items():
+        st.session_state.setdefault(key, value)
+
+
+def set_widgets(values: Mapping[str, object]) -> None:
+    """Set the widgets of these keys before they are drawn."""
+    for key, value in values.items():
+        st.session_state[key] = value
+
+
+def first_prefill(identity: str) -> bool:
+    """Whether the lab's widgets are to be set to the session `identity` now: once per session shown, so the
+    user's edits stay."""
+    if st.session_state.get("lab_prefilled") == identity:
+        return False
+    st.session_state["lab_prefilled"] = identity
+    return True
+
+
+def lab_cell() -> Any:
+    """The crossover grid's cell picked, (dim, batch), if any."""
+    return st.session_state.get(LAB_CELL)
+
+
+def set_lab_cell(cell: tuple[int, int]) -> None:
+    st.session_state[LAB_CELL] = cell
+
+
+def selected_points(chart: str) -> list[dict[str, Any]]:
+    """The points selected on the selectable chart of key `chart` (its callback reads them)."""
+    points: list[dict[str, Any]] = st.session_state[chart]["selection"]["points"]
+    return points
+
+
+# The Dynamic shapes page -------------------------------------------------------------------------------------
+
+def sweep_source() -> str | None:
+    return st.session_state.get(SWEEP_SOURCE)
+
+
+def set_sweep_source(source: str) -> None:
+    st.session_state[SWEEP_SOURCE] = source
+
+
+# The story's scene -------------------------------------------------------------------------------------------
+
+def scene() -> int:
+    """The index of the talk's scene on screen (0 at first)."""
+    return int(st.session_state.get("story_index", 0))
+
+
+def go_to_scene(at: int) -> None:
+    """Put scene `at` on screen, marked in the scene list."""
+    st.session_state["story_index"] = at
+    st.session_state[SCENE_LIST] = at
+
+
+def scene_within(scenes: int) -> int:
+    """The scene on screen, kept within a talk of `scenes` scenes (a shorter talk may have replaced a longer
+    one), and the scene list's mark with it."""
+    at = min(scene(), scenes - 1)
+    st.session_state["story_index"] = at
+    if st.session_state.get(SCENE_LIST, 0) >= scenes:
+        st.session_state[SCENE_LIST] = at
+    return at
+
+
+def mark_scene_in_list() -> None:
+    """The scene list marks the scene on screen when it has no mark of its own yet."""
+    st.session_state.setdefault(SCENE_LIST, scene())
+
+
+def scene_picked() -> None:
+    """The scene list's callback: the scene picked goes on screen."""
+    st.session_state["story_index"] = st.session_state[SCENE_LIST]
+
+
+# A kernel timeline (by its section's key) --------------------------------------------------------------------
+
+def timeline_step_key(timeline: str) -> str:
+    """The key of a timeline's iteration picker."""
+    return f"{timeline}_step"
+
+
+def timeline_plot_key(timeline: str) -> str:
+    """The key of a timeline's kept plot."""
+    return f"{timeline}_plot"
+
+
+def timeline_shows(timeline: str, shown: object) -> None:
+    """Note which session a timeline draws: on another one, its iteration picker starts afresh (at that
+    session's own median iteration, not the last pick)."""
+    if st.session_state.get(f"{timeline}_shown") != shown:
+        st.session_state[f"{timeline}_shown"] = shown
+        st.session_state.pop(timeline_step_key(timeline), None)
+
+
+def timeline_window(timeline: str, choice: object) -> tuple[float, float] | None:
+    """The window (µs) a timeline is zoomed into, None for the whole; another `choice` of iterations starts
+    from the whole of it."""
+    if st.session_state.get(f"{timeline}_choice") != choice:
+        st.session_state[f"{timeline}_choice"] = choice
+        st.session_state[f"{timeline}_window"] = None
+    window: tuple[float, float] | None = st.session_state.get(f"{timeline}_window")
+    return window
+
+
+def set_timeline_window(timeline: str, window: tuple[float, float] | None) -> None:
+    st.session_state[f"{timeline}_window"] = window
+
+
+def drawn_box(plot: str) -> Any:
+    """The box last drawn on the kept plot of key `plot`, as the browser sent it (`plotly_view.box_of` reads it)."""
+    return (st.session_state.get(plot) or {}).get("box")

@@ -16,7 +16,7 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption, view_figure, view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
-from ui import sections
+from ui import sections, state
 from ui.text import plain
 
 # The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
@@ -48,7 +48,7 @@ def show_view(session: Session, view: str, settings: ChartSettings, key: str, *,
               zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
               height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None) -> None:
     """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
-    with where the data came from (`on_click` is called with a clicked point in `st.session_state[key]`); a
+    with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`); a
     sentence instead where the session cannot show the view."""
     problem = view_problem(session, view, mode)
     if problem:
@@ -95,18 +95,12 @@ def pace(key: str) -> float:
 
 
 def _step(talk_size: int, by: int) -> None:
-    at = min(max(st.session_state.get("story_index", 0) + by, 0), talk_size - 1)
-    st.session_state["story_index"] = at
-    st.session_state["story_pick"] = at
+    state.go_to_scene(min(max(state.scene() + by, 0), talk_size - 1))
 
 
 def scene_index(talk: Talk) -> int:
     """The scene on screen, kept within the talk (a shorter talk may have replaced a longer one)."""
-    at = min(int(st.session_state.get("story_index", 0)), len(talk.scenes) - 1)
-    st.session_state["story_index"] = at
-    if st.session_state.get("story_pick", 0) >= len(talk.scenes):
-        st.session_state["story_pick"] = at
-    return at
+    return state.scene_within(len(talk.scenes))
 
 
 def navigation(talk: Talk, at: int) -> None:
@@ -124,10 +118,10 @@ def navigation(talk: Talk, at: int) -> None:
 
 def scene_list(talk: Talk) -> None:
     """Every scene by title, to jump to one while rehearsing."""
-    st.session_state.setdefault("story_pick", st.session_state.get("story_index", 0))
-    st.radio("Scenes", range(len(talk.scenes)), key="story_pick",
+    state.mark_scene_in_list()
+    st.radio("Scenes", range(len(talk.scenes)), key=state.SCENE_LIST,
              format_func=lambda i: f"{i + 1}. {plain(talk.scenes[i].title or talk.scenes[i].view)}",
-             on_change=lambda: st.session_state.update(story_index=st.session_state["story_pick"]))
+             on_change=state.scene_picked)
 
 
 def show_scene(scene: Scene, session: Session, settings: ChartSettings, seconds: float) -> None:

@@ -28,7 +28,7 @@ PRESENTED = views_needing("sweep")  # presentation mode shows these, then this p
 
 def show_live() -> None:
     """Switch this user's page to their latest run."""
-    st.session_state["s_source"] = LIVE
+    state.set_sweep_source(LIVE)
 
 
 def choose() -> tuple[Session | None, str]:
@@ -36,9 +36,9 @@ def choose() -> tuple[Session | None, str]:
     live: Session | None = state.result(state.shown("sweep"))
     recorded = backend.recorded_sweeps()
     sources = ([LIVE] if live else []) + ([RECORDED] if recorded else []) + [UPLOAD]
-    if st.session_state.get("s_source") not in sources:
-        st.session_state["s_source"] = sources[0]
-    source = st.radio("Sweep shown", sources, horizontal=True, key="s_source", label_visibility="collapsed")
+    if state.sweep_source() not in sources:
+        state.set_sweep_source(sources[0])
+    source = st.radio("Sweep shown", sources, horizontal=True, key=state.SWEEP_SOURCE, label_visibility="collapsed")
     if source == LIVE:
         return live, f"your run, {state.took('sweep')}"
     if source == RECORDED:

@@ -31,6 +31,7 @@ from fusionviz.charts.timeline import (
 )
 from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
 from fusionviz.records.session import ModeRun, Session
+from ui import state
 from ui.memo import memo
 from ui.plotly_view import Presented, box_of, plotly_view
 
@@ -61,14 +62,12 @@ def _timeline_fragment(session: Session, key: str,
                                  help="Default: one steady iteration per mode (the one of median length)")
     step: int | None = None
     shown = (session.label, session.environment.captured_at, tuple(r.mode for r in runs))
-    if st.session_state.get(f"{key}_shown") != shown:  # another session: its own median iteration, not the last pick
-        st.session_state[f"{key}_shown"] = shown
-        st.session_state.pop(f"{key}_step", None)
+    state.timeline_shows(key, shown)  # another session: its own median iteration, not the last pick
     if iterations > 1:
         representative = runs[0].summary.representative_iteration if runs and runs[0].summary else 0
         options = list(range(iterations))
         step = controls[1].selectbox(
-            "Iteration", options, index=representative, key=f"{key}_step", disabled=every,
+            "Iteration", options, index=representative, key=state.timeline_step_key(key), disabled=every,
             format_func=lambda i: f"{i} (median length)" if i == representative else str(i),
             help="Which profiled iteration (ProfilerStep) to draw")
         step = None if step == representative else step
@@ -79,15 +78,11 @@ def _timeline_fragment(session: Session, key: str,
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return
-    window_key, plot_key = f"{key}_window", f"{key}_plot"
-    choice = (every, step)
-    if st.session_state.get(f"{key}_choice") != choice:  # another step: start from the whole of it
-        st.session_state[f"{key}_choice"] = choice
-        st.session_state[window_key] = None
-    window: tuple[float, float] | None = st.session_state.get(window_key)
+    plot_key = state.timeline_plot_key(key)
+    window = state.timeline_window(key, (every, step))  # another step: start from the whole of it
     if window is not None:  # a callback: the run it starts draws the whole window, without the button
         controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
-                            on_click=_set_window, args=(window_key, None))
+                            on_click=state.set_timeline_window, args=(key, None))
 
     whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in runs)
     title = ("Kernel timeline: the whole trace" if whole else
@@ -106,7 +101,7 @@ def _timeline_fragment(session: Session, key: str,
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
     clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
-                          on_box=lambda: _narrow(plot_key, window_key))
+                          on_box=lambda: _narrow(key))
     picked = clicked_kernel(clicked)
     _caption(level, bars, search, window)
     if picked:
@@ -116,15 +111,11 @@ def _timeline_fragment(session: Session, key: str,
             show_code(run, kernel_names(run)[row])
 
 
-def _set_window(window_key: str, window: tuple[float, float] | None) -> None:
-    st.session_state[window_key] = window
-
-
-def _narrow(plot_key: str, window_key: str) -> None:
+def _narrow(key: str) -> None:
     """A box drawn on the plot becomes the window (a callback: the rerun it starts draws the new window)."""
-    box = box_of((st.session_state.get(plot_key) or {}).get("box"))
+    box = box_of(state.drawn_box(state.timeline_plot_key(key)))
     if box is not None:
-        _set_window(window_key, box)
+        state.set_timeline_window(key, box)
 
 
 def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None) -> None:

@@ -57,6 +57,10 @@ class Ticket(Generic[T]):
         """Block until the ticket is finished or `timeout` passes; whether it is finished."""
         return self._finished.wait(timeout)
 
+    def cancel(self) -> None:
+        """Drop this request's interest in the ticket (`DeviceQueues.cancel`)."""
+        self._queues.cancel(self)
+
     def position(self) -> int | None:
         """0 while it runs, n while it is the n-th waiting on its device, None once finished."""
         return self._queues.position(self)

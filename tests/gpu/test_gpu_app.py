@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.summary import comparisons
+from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig
 from tests.texts import unescaped
 from ui import state
@@ -28,7 +29,7 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
     at.sidebar.button(key="run").click().run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     config = RunConfig(model="mlp", dim=512, batch=256, device="cuda:0", modes=("eager", "default", "reduce-overhead"))
-    session = state.results().get(state.result_key("session", config))
+    session = state.results().get(SessionRun(config).key)
     assert session.environment.device_kind == "cuda" and len(session.timing.processes) == 3
     compared = comparisons(session)
     for mode in ("default", "reduce-overhead"):

@@ -18,6 +18,7 @@ from fusionviz.analysis.summary import comparisons
 from fusionviz.analysis.timing import speedup_estimates
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
+from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
@@ -80,13 +81,13 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
             at.sidebar.select_slider(key="batch").value, at.sidebar.selectbox(key="device").value) == (
         "mlp", 256, 64, "cpu")
     config = RunConfig(model="mlp", dim=256, batch=64, modes=("eager", "default"), threads=default_threads())
-    state.results().pop(state.result_key("session", config))
+    state.results().pop(SessionRun(config).key)
 
     started = time.monotonic()
     at.sidebar.button(key="run").click().run()
     first_s = time.monotonic() - started
     no_errors(at)
-    session: Session = state.results().get(state.result_key("session", config))
+    session: Session = state.results().get(SessionRun(config).key)
     started = time.monotonic()
     at.sidebar.button(key="run").click().run()
     cached_s = time.monotonic() - started
@@ -212,7 +213,7 @@ def test_methodology_page_puts_naive_next_to_proper() -> None:
     no_errors(at)
     config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), processes=3,
                        threads=default_threads())
-    session = state.results().get(state.result_key("session", config))
+    session = state.results().get(SessionRun(config).key)
     table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
     assert table.proper[0] == pytest.approx(comparisons(session)["default"].speedup.median)
     assert table.one_process[0] == pytest.approx(speedup_estimates(session, 0)["default"].median)

@@ -24,13 +24,12 @@ from streamlit.testing.v1 import AppTest, app_test
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.lru import LRU
 from fusionviz.measure.client import list_devices, run_session
-from fusionviz.measure.protocol import Progress
-from fusionviz.measure.queue import DeviceQueues, Ticket
+from fusionviz.measure.service import RunService, SessionRun, Ticket, complete
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
-from ui import backend, state
+from ui import state
 
 SMALL = RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3, processes=1,
                   threads=default_threads())
@@ -47,14 +46,16 @@ def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def queues() -> Iterator[DeviceQueues]:
-    q = DeviceQueues()
-    yield q
-    q.close()
+def store() -> LRU[str, Any]:
+    return LRU(state.RESULTS_KEPT)
 
 
-def session_job(config: RunConfig) -> Callable[[Worker, Progress], Session]:
-    return lambda worker, progress: run_session(config, progress, worker=worker)
+@pytest.fixture
+def service(store: LRU[str, Any]) -> Iterator[RunService]:
+    """A run service of the test's own, sharing into the test's own store."""
+    runs = RunService(lambda: store)
+    yield runs
+    runs.queues.close()
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -78,31 +79,31 @@ def never_overlap(spans: list[tuple[float, float]]) -> bool:
     return all(end <= next_start for (_, end), (next_start, _) in itertools.pairwise(ordered))
 
 
-def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, own_tempdir: Path) -> None:
-    store: LRU[str, Any] = LRU(state.RESULTS_KEPT)
-    key = state.result_key("session", SMALL)
+def test_cancel_mid_compile_then_a_timeout_then_a_retry(service: RunService, store: LRU[str, Any],
+                                                        own_tempdir: Path) -> None:
+    queues = service.queues
+    key = SessionRun(SMALL).key
 
-    ticket = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), lambda: store))
+    ticket = service.submit(SessionRun(SMALL))
     until(lambda: compiling(ticket))
     asked = time.monotonic()
-    queues.cancel(ticket)
+    ticket.cancel()
     assert ticket.wait(10) and ticket.state == "cancelled" and ticket.error == "the run was cancelled"
     stopped_s = time.monotonic() - asked
     assert stopped_s < 5 and queues.worker_pid("cpu") is None and key not in store  # the worker was stopped
 
     hurried = replace(SMALL, timeout_s=1.0, cold_compile=True)
-    hurried_key = state.result_key("session", hurried)
-    timed_out = queues.submit(hurried_key, "cpu",
-                              backend.shared_when_complete(hurried_key, session_job(hurried), lambda: store))
+    hurried_key = SessionRun(hurried).key
+    timed_out = service.submit(SessionRun(hurried))
     assert timed_out.wait(TIMEOUT) and timed_out.state == "done"
     session = timed_out.result()
     assert [r.status for r in session.runs] == ["error", "error"]
     assert all("longer than its limit of 1 s" in (r.error or "") for r in session.runs)
-    assert not state.complete(session) and hurried_key not in store  # a fault, never shared
+    assert not complete(session) and hurried_key not in store  # a fault, never shared
 
-    retry = queues.submit(key, "cpu", backend.shared_when_complete(key, session_job(SMALL), lambda: store))
+    retry = service.submit(SessionRun(SMALL))
     assert retry is not ticket and retry.wait(TIMEOUT) and retry.state == "done"
-    assert state.complete(retry.result()) and store.get(key) is retry.result()
+    assert complete(retry.result()) and store.get(key) is retry.result()
     assert never_overlap(queues.intervals("cpu")) and len(queues.intervals("cpu")) == 3
     queues.close()
     assert leftovers(own_tempdir) == []  # no worker log, no worker folder, no cold-cache folder left behind
@@ -112,7 +113,7 @@ def test_cancel_mid_compile_then_a_timeout_then_a_retry(queues: DeviceQueues, ow
 
 def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> None:
     at, clicked, key = lab_run_started(replace(SMALL, dim=32))
-    queues = backend.queues()
+    queues = state.runs().queues
     until(lambda: (t := queues.running("cpu")) is not None and t.key == key and compiling(t))
     pid = queues.worker_pid("cpu")
     assert pid is not None
@@ -129,7 +130,7 @@ def test_a_worker_killed_mid_compile_is_shown_not_cached_and_a_retry_runs() -> N
     no_errors(at)
     assert any("This run was measured in" in c.value for c in at.caption)
     session: Session = state.results().get(key)
-    assert session is not None and state.complete(session)
+    assert session is not None and complete(session)
     assert kernels_per_mode(figures(at)[TIMELINE]) == {
         r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
 
@@ -138,7 +139,7 @@ def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() ->
     """"Clear caches" from the app's menu while a run goes on: the run finishes into the store the app uses by
     then (not the one it began with), and its user is shown it."""
     at, clicked, key = lab_run_started(replace(SMALL, dim=32, batch=16))
-    queues = backend.queues()
+    queues = state.runs().queues
     until(lambda: (t := queues.running("cpu")) is not None and t.key == key)
     st.cache_resource.clear()
     clicked.join(TIMEOUT)
@@ -153,7 +154,7 @@ def test_a_run_that_ends_after_streamlit_caches_were_cleared_is_still_shown() ->
 def lab_run_started(config: RunConfig) -> tuple[AppTest, threading.Thread, str]:
     """A lab session whose Run of `config` (not in the shared store) was clicked in a thread of its own, with
     the result key it waits for: the test acts while the run goes on, then joins the thread."""
-    key = state.result_key("session", config)
+    key = SessionRun(config).key
     state.results().pop(key)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
@@ -196,14 +197,14 @@ def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch
     monkeypatch.setattr(app_test, "Runtime", _RuntimeSlot)
     monkeypatch.setattr(Runtime, "_instance", None)  # emptied again when the test ends
     configs = [SMALL, SMALL, replace(SMALL, model="mlp"), replace(SMALL, batch=16)]
-    keys = [state.result_key("session", c) for c in configs]
+    keys = [SessionRun(c).key for c in configs]
     for key in keys:
         state.results().pop(key)
     sessions = [AppTest.from_file(APP, default_timeout=TIMEOUT).run() for _ in configs]
     for at, config in zip(sessions, configs, strict=True):
         no_errors(at)
         set_lab(at, config)
-    queues = backend.queues()
+    queues = state.runs().queues
     before = len(queues.intervals("cpu"))
 
     started = time.monotonic()
@@ -227,7 +228,7 @@ def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch
     with Worker() as worker:
         solo = {key: run_session(config, worker=worker) for key, config in zip(keys, configs, strict=True)}
     for key in keys:
-        assert state.complete(solo[key]) and state.results().get(key).config == solo[key].config
+        assert complete(solo[key]) and state.results().get(key).config == solo[key].config
         assert {mode: len(names) for mode, (_, names) in shown[key].items()} == {
             r.mode: int(r.summary.kernels_per_iteration) for r in solo[key].runs}
         for mode, (iteration, names) in shown[key].items():  # the same kernels, by name, as a solo run's

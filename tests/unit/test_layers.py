@@ -1,5 +1,6 @@
 """The one-way flow, checked: no layer imports a layer above it, the backend never imports streamlit,
-analysis never imports plotly, and the viewing side never imports torch."""
+analysis never imports plotly, the viewing side never imports torch, and the app reaches the measuring side
+through its run service alone."""
 
 from __future__ import annotations
 
@@ -31,16 +32,22 @@ FORBIDDEN: dict[str, set[str]] = {
     "cli": {"streamlit", "plotly"},
 }
 # The caller's side of `measure`: it runs in the app's and the CLI's process, so it imports no torch.
-TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client"}
+TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "queue", "service"}
+# What the app (app.py, pages/, ui/) may import of `measure`: the model catalogue and the run service.
+MEASURE_DOORS = {"catalog", "service"}
+APP_MODULES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
 
 
 def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports; `from m import x` also as `m.x` where x is one of this project's modules."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
+            found |= {name for name in (f"{node.module}.{alias.name}" for alias in node.names)
+                      if (ROOT / name.replace(".", "/")).with_suffix(".py").is_file()}
     return found
 
 
@@ -80,14 +87,20 @@ def test_the_foundations_stand_on_the_standard_library_alone(name: str) -> None:
 
 
 def test_ui_and_pages_import_no_torch() -> None:
-    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]:
+    for path in APP_MODULES:
         assert "torch" not in {n.split(".")[0] for n in imports_of(path)}, path
+
+
+@pytest.mark.parametrize("path", APP_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_app_reaches_the_measuring_side_through_its_run_service_alone(path: Path) -> None:
+    reached = {name.split(".")[2] for name in imports_of(path) if name.startswith("fusionviz.measure.")}
+    assert reached <= MEASURE_DOORS, f"{path.name} imports measure.{reached - MEASURE_DOORS}"
 
 
 def test_the_viewing_side_opens_without_torch_at_run_time() -> None:
     """Importing everything a recorded session needs (and the app's own modules) loads no torch."""
-    code = ("import sys, fusionviz.cli, fusionviz.records.files, fusionviz.measure.client, ui.sections, ui.lab, "
-            "ui.sweep_view, ui.story, ui.on_screen\n"
+    code = ("import sys, fusionviz.cli, fusionviz.records.files, fusionviz.measure.service, ui.backend, ui.sections, "
+            "ui.lab, ui.sweep_view, ui.story, ui.on_screen\n"
             "import fusionviz.analysis.verdict, fusionviz.charts.timeline, fusionviz.charts.collapse, "
             "fusionviz.charts.views, fusionviz.charts.export\n"
             "assert 'torch' not in sys.modules, 'torch was imported'")

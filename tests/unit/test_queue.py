@@ -16,7 +16,7 @@ from fusionviz.errors import FusionvizError
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues
 from fusionviz.measure.worker import Cancelled, Worker
-from ui import backend
+from ui import state
 
 
 @pytest.fixture
@@ -135,7 +135,7 @@ def test_close_cancels_what_waits_and_refuses_new_runs() -> None:
 def test_the_app_keeps_its_one_set_of_queues_when_streamlit_caches_are_cleared() -> None:
     """Streamlit's "Clear caches" empties every st.cache_resource: the app's queues must outlive it, or a
     second worker per device would measure at the same time as the first."""
-    first = backend.queues()
+    first = state.runs()
     st.cache_resource.clear()
     st.cache_data.clear()
-    assert backend.queues() is first
+    assert state.runs() is first and state.runs().queues is first.queues

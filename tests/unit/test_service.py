@@ -1,31 +1,20 @@
-"""The app's results store and key function (no page needed)."""
+"""The run service's result keys and its rule of what may be shared (no page or worker needed)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from fusionviz.lru import LRU
-from fusionviz.records.config import RunConfig
+from fusionviz.measure.service import NaiveRun, SessionRun, SweepRun, complete
+from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.session import ModeRun, StrategyRun, Sweep, TimingProcess
 from tests.unit.factories import k, run, session
-from ui.state import complete, result_key
 
 
 def test_result_key_is_stable_and_tells_configurations_apart() -> None:
     a, b = RunConfig(model="mlp"), RunConfig(model="mlp", batch=8)
-    assert result_key("session", a) == result_key("session", RunConfig(model="mlp"))
-    assert result_key("session", a) != result_key("session", b) != result_key("naive", b, 100)
-    assert result_key("sweep", a).startswith("sweep|")
-
-
-def test_the_bounded_cache_keeps_the_most_recently_used() -> None:
-    store: LRU[str, int] = LRU(limit=2)
-    store.put("a", 1)
-    store.put("b", 2)
-    assert store.get("a") == 1  # a is now the most recent
-    store.put("c", 3)
-    assert "b" not in store and [k for k, _ in store.items()] == ["a", "c"]
-    assert store.get(None) is None and store.pop("a") == 1 and "a" not in store
+    assert SessionRun(a).key == SessionRun(RunConfig(model="mlp")).key
+    assert SessionRun(a).key != SessionRun(b).key != NaiveRun(b, "default", 100).key
+    assert SweepRun(a, SweepRequest()).key.startswith("sweep|")
 
 
 def test_only_a_result_with_nothing_failed_is_complete_enough_to_share() -> None:
