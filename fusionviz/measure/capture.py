@@ -19,19 +19,18 @@ import contextlib
 import gzip
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch._dynamo.utils import counters
 
 from fusionviz.measure.harness import (
+    NotCapturable,
     explain,
     grad_mode,
     kernel_sources,
     listening,
-    make_step,
+    mode_step,
     prepare,
     profile,
     reset_dynamo,
@@ -39,7 +38,7 @@ from fusionviz.measure.harness import (
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
-from fusionviz.records.config import RunConfig
+from fusionviz.records.config import COMPILED_MODES, RunConfig
 from fusionviz.records.session import CacheState, CompileInfo, ModeRun
 from fusionviz.records.trace import parse_trace
 
@@ -50,22 +49,22 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
     model, inputs, device = prepare(config)
     run = ModeRun(mode=mode)
     with grad_mode(config):
-        _capture(config, mode, run, model, inputs, device, progress)
+        try:
+            _capture(config, mode, run, model, inputs, device, progress)
+        except NotCapturable as exc:
+            return ModeRun(mode=mode, status="not_applicable", error=str(exc))
     return run
 
 
 def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
              device: torch.device, progress: Progress) -> None:
-    compiled = mode != "eager"
+    compiled = mode in COMPILED_MODES
     with listening() as listener:
         if compiled:
             progress(f"{mode}: explaining graphs")
             run.graph_count, run.graph_breaks = explain(model, inputs)
-            target: Callable[..., Any] = torch.compile(model, mode=mode, dynamic=config.dynamic)
-        else:
-            target = model
-        step = make_step(config, model, target, inputs)
-        progress(f"{mode}: compiling" if compiled else "eager: first call")
+        step = mode_step(config, mode, model, inputs, device)
+        progress(f"{mode}: compiling" if compiled else f"{mode}: first call")
         sync(device)
         t0 = time.perf_counter()
         step()

@@ -24,10 +24,10 @@ import torch._dynamo
 import torch._inductor.config
 from torch._dynamo.utils import counters
 
-from fusionviz.errors import ConfigError
+from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.environment import available_host_bytes
 from fusionviz.measure.zoo import ModelSpec, get_spec
-from fusionviz.records.config import RunConfig
+from fusionviz.records.config import GRAPHED_EAGER, RunConfig
 from fusionviz.records.session import GraphBreak
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -177,6 +177,41 @@ def make_step(config: RunConfig, model: torch.nn.Module, target: Callable[..., A
             target(*inputs).float().sum().backward()
         return train_step
     return lambda: target(*inputs)
+
+
+def mode_step(config: RunConfig, mode: str, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+              device: torch.device) -> Callable[[], None]:
+    """One iteration of `mode`: eager, compiled by `torch.compile`, or eager captured as one CUDA graph and
+    replayed (GRAPHED_EAGER; raises NotCapturable where the capture fails)."""
+    if mode == GRAPHED_EAGER:
+        return cuda_graphed(make_step(config, model, model, inputs), device)
+    target = model if mode == "eager" else torch.compile(model, mode=mode, dynamic=config.dynamic)
+    return make_step(config, model, target, inputs)
+
+
+class NotCapturable(FusionvizError):
+    """Eager's step cannot be captured as a CUDA graph (it syncs with the host or allocates there)."""
+
+
+def cuda_graphed(step: Callable[[], None], device: torch.device, warmup: int = 3) -> Callable[[], None]:
+    """`step` captured as one CUDA graph, after a warm-up on a side stream (as torch's docs capture a whole
+    network: the caching allocator and cuBLAS set up outside the capture); its inputs stay where they are, so a
+    replay recomputes the same call. Returns the replay."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                step()
+        torch.cuda.current_stream(device).wait_stream(side)
+        with torch.cuda.graph(graph):
+            step()
+    except RuntimeError as exc:
+        first = (str(exc).strip().splitlines() or ["no message"])[0]
+        raise NotCapturable(f"eager's step could not be captured as one CUDA graph ({first}): a model that syncs "
+                            "with the host (.item(), printing a tensor) or allocates there cannot be") from None
+    return graph.replay
 
 
 def grad_mode(config: RunConfig) -> contextlib.AbstractContextManager[None]:

@@ -9,14 +9,13 @@ one core from its start (the client pins it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from fusionviz.measure.harness import (
     grad_mode,
     interleaved_rounds,
-    make_step,
+    mode_step,
     pinned_core,
     prepare,
     reset_dynamo,
@@ -24,7 +23,7 @@ from fusionviz.measure.harness import (
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
-from fusionviz.records.config import RunConfig
+from fusionviz.records.config import COMPILED_MODES, RunConfig
 from fusionviz.records.session import TimingProcess
 
 
@@ -35,10 +34,8 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
     steps: dict[str, Callable[[], None]] = {}
     with grad_mode(config):
         for mode in modes:
-            progress(f"timing process {index + 1}: " + ("compiling " + mode if mode != "eager" else "eager"))
-            target: Callable[..., Any] = model if mode == "eager" else torch.compile(
-                model, mode=mode, dynamic=config.dynamic)
-            steps[mode] = make_step(config, model, target, inputs)
+            progress(f"timing process {index + 1}: " + ("compiling " + mode if mode in COMPILED_MODES else mode))
+            steps[mode] = mode_step(config, mode, model, inputs, device)
             steps[mode]()
             sync(device)
             warm_until_steady(steps[mode], device, config.warmup_calls)
