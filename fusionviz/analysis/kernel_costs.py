@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
+from fusionviz.analysis.ladder import gpu_time_us
 from fusionviz.analysis.op_costs import Cost, op_cost
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.kernels import MEMORY_CLASS
@@ -181,7 +182,7 @@ def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, 
     iterations = max(run.summary.iterations if run.summary else 1, 1)
     kernels = [(row, cost) for row, cost in zip(run.kernels, costs, strict=True)
                if row.kernel_class != MEMORY_CLASS]
-    time_all = sum(float(row.dur_us) for row, _ in kernels)
+    time_all = gpu_time_us(run) * iterations
     time_known = sum(float(row.dur_us) for row, cost in kernels if cost is not None)
     moved = [cost.total for _, cost in kernels if cost is not None]
     return RunCosts(
@@ -190,7 +191,7 @@ def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, 
                                                                                             strict=True)],
         bytes_per_iteration=round(sum(moved) / iterations) if moved else None,
         bytes_known_pct=100 * time_known / time_all if time_all else 0.0,
-        gpu_time_us=time_all / iterations)
+        gpu_time_us=gpu_time_us(run))
 
 
 def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:

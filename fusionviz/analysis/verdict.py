@@ -3,8 +3,10 @@ why, each figure with its spread, and "no clear difference" when that is the tru
 
 from __future__ import annotations
 
+from fusionviz.analysis.ladder import why_words
 from fusionviz.analysis.summary import Comparison, busy_fraction, comparisons
 from fusionviz.analysis.timing import Estimate
+from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import Session
 
 
@@ -50,6 +52,7 @@ def verdict(session: Session) -> str:
     bound = busy is not None and busy < 0.5
     k_eager = eager.summary.kernels_per_iteration
     measured = [r for r in session.runs if r.mode != "eager" and r.mode in compared and r.summary]
+    measured.sort(key=lambda r: r.mode == GRAPHED_EAGER)  # a compiled mode leads; eager as a CUDA graph is a rung
     sentences = []
     if measured:
         main, *others = measured
@@ -69,6 +72,9 @@ def verdict(session: Session) -> str:
         else:
             sentences.append(f"{main.mode} is {ratio_words(vs.speedup.median)} than eager here "
                              f"({spread_words(vs.speedup)}): {'; '.join(causes)}.")
+        reason = why_words(session, main.mode)
+        if reason:
+            sentences.append(reason)
         if others:
             brief = [f"{mode_words(r.mode, compared[r.mode])}, {k_eager:g} → "
                      f"{r.summary.kernels_per_iteration if r.summary else 0:g} kernels" for r in others]

@@ -1,10 +1,12 @@
-"""Bytes and FLOPs per kernel of real CPU compiles, against values computed by hand from the models' shapes."""
+"""The accounting of real CPU runs: bytes and FLOPs per kernel against values computed by hand from the models'
+shapes, and the ladder with its CUDA rung marked not applicable."""
 
 from __future__ import annotations
 
 import pytest
 
 from fusionviz.analysis.kernel_costs import session_costs
+from fusionviz.analysis.ladder import ladder
 from fusionviz.analysis.op_costs import Cost
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
@@ -34,8 +36,8 @@ def mlp_session(worker: Worker) -> Session:
 
 @pytest.fixture(scope="module")
 def chain_session(worker: Worker) -> Session:
-    return run_session(RunConfig(model="pointwise_chain", dim=D, batch=B, modes=("eager", "default"), rounds=3,
-                                 processes=1, warmup_calls=3), worker=worker)
+    return run_session(RunConfig(model="pointwise_chain", dim=D, batch=B, modes=("eager", "default",
+                                 "eager_cuda_graph"), rounds=3, processes=2, warmup_calls=3), worker=worker)
 
 
 def test_linear_ln_gelu(ln_gelu_session: Session) -> None:
@@ -73,3 +75,17 @@ def test_pointwise_chain(chain_session: Session) -> None:
     assert _figures(chain_session, "default") == [
         ("cpp_fused_add_clamp_exp_mul_neg_sigmoid_tanh_0", Cost(X + 2 * BIAS, X, 2 * X + 2 * BIAS, None, "inductor"))]
     assert session_costs(chain_session, None)["default"].bytes_per_iteration == 2 * X + 2 * BIAS
+
+
+def test_the_ladder_on_the_cpu(chain_session: Session) -> None:
+    graphed = chain_session.run("eager_cuda_graph")
+    assert graphed is not None and graphed.status == "not_applicable" and "CPU" in (graphed.error or "")
+    steps = ladder(chain_session)
+    assert [s.step for s in steps] == ["eager → default", "eager → eager_cuda_graph"]
+    fusion, rung = steps
+    # pointwise_chain fuses its 18 ops into one kernel: faster; on the CPU the change is not split (the profiler
+    # slows the kernels it times there)
+    assert fusion.delta_us is not None and fusion.delta_us.low <= fusion.delta_us.median <= fusion.delta_us.high
+    assert fusion.delta_us.median < 0 and fusion.gpu_delta_us is None
+    assert fusion.mechanism.startswith("fusion, launched from Python: ") and "per call faster" in fusion.mechanism
+    assert rung.delta_us is None and rung.not_applicable == graphed.error

@@ -1,0 +1,187 @@
+"""Why a mode got faster or slower: the attribution ladder from eager to each compiled mode, and whether each
+mode is bound by the host or by the device.
+
+The main ladder climbs eager → eager as one CUDA graph (launches removed, the kernels unchanged) →
+reduce-overhead (fusion and generated kernels, under graphs) → max-autotune (autotuned GEMM templates); beside
+it, eager → default (fusion, launched from Python) → max-autotune-no-cudagraphs. A rung that did not run is
+stepped over (the next step names both mechanisms). Each step's change in µs per call is taken round by round
+(the two modes' blocks of one round, so the machine's drift cancels) and pooled over every timing process; the
+profiled iterations split it, on a GPU, into the GPU's own work (kernel time) and the rest, on the host (Python,
+guards, launches, the CUDA-graph tree's bookkeeping).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table, speedup_estimates
+from fusionviz.records.config import GRAPHED_EAGER
+from fusionviz.records.kernels import MEMORY_CLASS
+from fusionviz.records.session import ModeRun, Session
+
+MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
+SIDE_LADDER = ("eager", "default", "max-autotune-no-cudagraphs")
+# what a step to each mode changes, besides the one before it
+MECHANISMS: dict[str, str] = {
+    GRAPHED_EAGER: "launch overhead removed (eager's kernels replayed as one CUDA graph)",
+    "reduce-overhead": "fusion and generated kernels, under CUDA graphs",
+    "max-autotune": "autotuned GEMM templates",
+    "default": "fusion, launched from Python",
+    "max-autotune-no-cudagraphs": "autotuned GEMM templates, launched from Python",
+}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One mode's host time per call against its GPU time, both from the profiled iterations (µs). `host_us` is
+    when the host finished launching the iteration's work (the last launch or op ends), profiler overhead
+    included; `gpu_us` the kernels' summed durations. Host-bound when the host's share is at or above the GPU's.
+    On the CPU there is no device apart from the host: `host_bound` is None."""
+
+    mode: str
+    host_us: float
+    gpu_us: float
+    host_bound: bool | None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A step's change of µs per call: the median and p10–p90 over paired rounds (widened to the spread between
+    timing processes where a mode of the step is host-bound), and `widened` when it was."""
+
+    median: float
+    low: float
+    high: float
+    widened: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rung of a ladder: `source` → `target`, its change, the GPU's share of it, and a sentence on what
+    dominated. `not_applicable` (a reason) for a rung that could not run; its figures are None then."""
+
+    step: str
+    source: str
+    target: str
+    delta_us: Delta | None
+    gpu_delta_us: float | None
+    mechanism: str
+    not_applicable: str | None = None
+
+
+def gpu_time_us(run: ModeRun) -> float:
+    """Kernel time per profiled iteration (kernels' durations summed; memory operations apart)."""
+    iterations = max(run.summary.iterations if run.summary else 1, 1)
+    return sum(float(r.dur_us) for r in run.kernels if r.kernel_class != MEMORY_CLASS) / iterations
+
+
+def host_time_us(run: ModeRun) -> float:
+    """When the host was done with an iteration, on average: the end of its last op, launch or compiled-region
+    call, from the iteration's start."""
+    ends: dict[int, float] = {}
+    for r in run.cpu_ops:
+        if r.category in ("op", "launch", "region"):
+            ends[r.iteration] = max(ends.get(r.iteration, 0.0), float(r.start_us + r.dur_us))
+    return sum(ends.values()) / len(ends) if ends else 0.0
+
+
+def bounds(session: Session) -> dict[str, Bound]:
+    """Host-bound or device-bound, for every profiled mode."""
+    on_gpu = session.environment.device_kind == "cuda"
+    found = {}
+    for run in session.runs:
+        if run.ok and run.summary is not None:
+            host, gpu = host_time_us(run), gpu_time_us(run)
+            found[run.mode] = Bound(run.mode, host, gpu, host >= gpu if on_gpu else None)
+    return found
+
+
+def ladder(session: Session) -> list[Step]:
+    """The steps of both ladders whose ends were timed, then a not-applicable step for each rung that could not
+    run (CUDA graphs on the CPU, a capture that failed), saying why."""
+    timed = set(latency_estimates(session))
+    modes = {r.mode: r for r in session.runs}
+    found = bounds(session)
+    steps = []
+    for chain in (MAIN_LADDER, SIDE_LADDER):
+        present = [m for m in chain if m in timed]
+        for source, target in itertools.pairwise(present):
+            skipped = chain[chain.index(source) + 1:chain.index(target) + 1]
+            steps.append(_step(session, source, target, [MECHANISMS[m] for m in skipped], found))
+    for chain in (MAIN_LADDER, SIDE_LADDER):
+        for source, target in itertools.pairwise(chain):
+            run = modes.get(target)
+            if run is not None and run.status != "ok" and not any(s.target == target for s in steps):
+                steps.append(Step(f"{source} → {target}", source, target, None, None, MECHANISMS[target],
+                                  not_applicable=run.error or run.status))
+    return steps
+
+
+def _step(session: Session, source: str, target: str, mechanisms: list[str], found: dict[str, Bound]) -> Step:
+    rounds = round_table(session)
+    wide = rounds.pivot_table(index=["process", "round"], columns="mode", values="ms")
+    deltas = ((wide[target] - wide[source]) * 1e3).dropna()
+    low, median, high = (float(v) for v in np.percentile(deltas.to_numpy(dtype=float), QUANTILES))
+    host_bound = any(found[m].host_bound for m in (source, target) if m in found)
+    widened = False
+    if host_bound:  # the spread between processes belongs in the interval of a host-bound step
+        per_process = deltas.groupby(level="process").median()
+        widened = float(per_process.min()) < low or float(per_process.max()) > high
+        low, high = min(low, float(per_process.min())), max(high, float(per_process.max()))
+    # on the CPU the profiler slows the kernels it times (the host runs them): no split of the change there
+    on_gpu = session.environment.device_kind == "cuda"
+    gpu_delta = (found[target].gpu_us - found[source].gpu_us) if on_gpu and {source, target} <= found.keys() else None
+    delta = Delta(median, low, high, widened)
+    return Step(f"{source} → {target}", source, target, delta, gpu_delta,
+                _mechanism(" and ".join(mechanisms), delta, gpu_delta))
+
+
+def _mechanism(nominal: str, delta: Delta, gpu_delta: float | None) -> str:
+    """What the step changes, by how much, and which side dominated: the device's own work, or the host's."""
+    change = "faster" if delta.median < 0 else "slower"
+    text = f"{nominal}: {abs(delta.median):.1f} µs per call {change} ({delta.low:+.1f} to {delta.high:+.1f} µs)"
+    if gpu_delta is None:
+        return text
+    rest = delta.median - gpu_delta
+    if abs(gpu_delta) >= abs(rest):
+        side = f"the kernels dominated ({gpu_delta:+.1f} µs of GPU time; {rest:+.1f} µs on the host side)"
+    else:
+        side = (f"the host side dominated ({rest:+.1f} µs: Python, guards, launches; the GPU time moved "
+                f"{gpu_delta:+.1f} µs)")
+    return f"{text}; {side}"
+
+
+def ladder_fields(steps: list[Step]) -> list[dict[str, object]]:
+    """The session's `ladder` as `inspect --json` gives it."""
+    return [{"step": s.step, "from": s.source, "to": s.target,
+             "delta_us": None if s.delta_us is None else {"median": s.delta_us.median, "low": s.delta_us.low,
+                                                          "high": s.delta_us.high},
+             "gpu_delta_us": s.gpu_delta_us, "widened": bool(s.delta_us and s.delta_us.widened),
+             "mechanism": s.mechanism, "not_applicable": s.not_applicable} for s in steps]
+
+
+def why_words(session: Session, mode: str) -> str | None:
+    """The verdict's sentence on why: "default is 0.55x: its kernels take 12% less GPU time, but the GPU is busy
+    14% of the call; launches and host work dominate; …, and a CUDA graph of eager alone is 2.20x." None where
+    the mode or eager was not both timed and profiled on a GPU."""
+    speedups, latencies, found = speedup_estimates(session), latency_estimates(session), bounds(session)
+    if mode not in speedups or mode not in found or "eager" not in found or found["eager"].gpu_us <= 0 or \
+            session.environment.device_kind != "cuda":
+        return None  # on the CPU the profiled kernel time is the profiler's as much as the kernels'
+    device = "GPU"
+    speedup, eager, own = speedups[mode].median, found["eager"], found[mode]
+    change = own.gpu_us / eager.gpu_us - 1
+    busy = own.gpu_us / (latencies[mode].median * 1e3)
+    link = "but" if (speedup < 1) == (change < 0) else "and"
+    text = (f"{mode} is {speedup:.2f}x: its kernels take {abs(change):.0%} {'less' if change < 0 else 'more'} "
+            f"{device} time, {link} the {device} is busy {min(busy, 1.0):.0%} of the call; "
+            + ("launches and host work dominate" if busy < 0.5 else "the kernels dominate"))
+    if own.host_bound:
+        text += (f"; it is host-bound ({own.host_us:.0f} µs of host work per call against {own.gpu_us:.0f} µs of "
+                 f"GPU time): on the GPU alone it is {eager.gpu_us / max(own.gpu_us, 1e-9):.2f}x")
+    if GRAPHED_EAGER in speedups and mode != GRAPHED_EAGER:
+        text += f", and a CUDA graph of eager alone is {speedups[GRAPHED_EAGER].median:.2f}x"
+    return text + "."

@@ -1,0 +1,81 @@
+"""The attribution ladder and host-bound modes on hand-made runs and rounds, expected values as arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from fusionviz.analysis.ladder import bounds, ladder, ladder_fields, why_words
+from fusionviz.analysis.verdict import verdict
+from fusionviz.records.session import ModeRun
+from tests.unit.factories import cpu, k, run, session
+
+
+def _run(mode: str, kernels: int, kernel_us: float, host_us: float) -> ModeRun:
+    """`kernels` kernels of `kernel_us` each, the host done launching them at `host_us`."""
+    rows = [k(f"kernel_{i}", 20.0 * i, kernel_us) for i in range(kernels)]
+    return run(mode, rows, step_us=host_us + 10, cpu_ops=[cpu("aten::mm", "op", 0.0, host_us / 2),
+                                                          cpu("cudaLaunchKernel", "launch", host_us - 2, 2.0)])
+
+
+EAGER = _run("eager", 5, 10.0, 90.0)  # 50 µs of GPU time after 90 µs of host work: host-bound
+GRAPHED = _run("eager_cuda_graph", 5, 10.0, 10.0)  # the same kernels, one graph launch
+DEFAULT = _run("default", 3, 12.0, 150.0)  # fewer kernels, more host work
+REDUCE = _run("reduce-overhead", 3, 12.0, 15.0)
+
+
+def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
+    ms = {"eager": [[0.100, 0.110, 0.105], [0.120, 0.118, 0.122]],
+          "eager_cuda_graph": [[0.050, 0.060, 0.055], [0.070, 0.068, 0.072]],
+          "reduce-overhead": [[0.040, 0.050, 0.045], [0.060, 0.058, 0.062]],
+          "default": [[0.160, 0.170, 0.165], [0.180, 0.178, 0.182]]}
+    s = session(EAGER, GRAPHED, DEFAULT, REDUCE, ms=ms)
+    found = bounds(s)
+    assert (found["eager"].host_us, found["eager"].gpu_us, found["eager"].host_bound) == (90.0, 50.0, True)
+    assert found["eager_cuda_graph"].host_bound is False and found["default"].gpu_us == 36.0
+    steps = {step.step: step for step in ladder(s)}
+    assert list(steps) == ["eager → eager_cuda_graph", "eager_cuda_graph → reduce-overhead", "eager → default"]
+    graph = steps["eager → eager_cuda_graph"]
+    # every round, in both processes, is 50 µs faster: a change with no spread
+    assert graph.delta_us is not None and graph.delta_us.median == pytest.approx(-50.0)
+    assert graph.delta_us.low == pytest.approx(-50.0) and graph.delta_us.high == pytest.approx(-50.0)
+    assert graph.gpu_delta_us == 0.0 and "host side dominated" in graph.mechanism
+    fusion = steps["eager_cuda_graph → reduce-overhead"]
+    assert fusion.delta_us is not None and fusion.delta_us.median == pytest.approx(-10.0)
+    assert fusion.gpu_delta_us == pytest.approx(36.0 - 50.0) and "kernels dominated" in fusion.mechanism
+    assert steps["eager → default"].delta_us.median == pytest.approx(60.0)  # type: ignore[union-attr]
+    fields = ladder_fields(list(steps.values()))
+    assert fields[0]["from"] == "eager" and fields[0]["to"] == "eager_cuda_graph"
+    assert fields[0]["delta_us"] == {"median": pytest.approx(-50.0), "low": pytest.approx(-50.0),
+                                     "high": pytest.approx(-50.0)}
+    # default: 0.100/0.160 ... paired by round; 36 µs of kernels against eager's 50: 28% less GPU time
+    why = why_words(s, "default")
+    assert why is not None and why.startswith("default is 0.6")
+    assert "its kernels take 28% less GPU time, but the GPU is busy 21% of the call" in why
+    assert "host-bound (150 µs of host work per call against 36 µs of GPU time): on the GPU alone it is 1.39x" in why
+    # the verdict leads with the compiled mode, not the graphed eager rung
+    assert verdict(s).startswith("default is 1.5x slower than eager") and why in verdict(s)
+    assert why.endswith("a CUDA graph of eager alone is 1.78x.")  # the median of 2.0, 1.83, 1.91, 1.71, 1.74, 1.69
+
+
+def test_a_host_bound_step_covers_the_spread_between_processes() -> None:
+    # eight processes of three rounds: in seven, default is 60 µs slower; in one, 100 µs (one round 61)
+    eager = [[0.100] * 3 for _ in range(8)]
+    default = [[0.160] * 3 for _ in range(7)] + [[0.161, 0.200, 0.200]]
+    step = ladder(session(EAGER, DEFAULT, ms={"eager": eager, "default": default}))[0]
+    assert step.delta_us is not None and step.delta_us.high == pytest.approx(100.0) and step.delta_us.widened
+    # the same rounds between two device-bound modes keep their p10–p90
+    steps = ladder(session(EAGER, GRAPHED, REDUCE, ms={"eager": eager, "eager_cuda_graph": eager,
+                                                       "reduce-overhead": default}))
+    device_bound = next(x for x in steps if x.source == "eager_cuda_graph")
+    assert device_bound.delta_us is not None and not device_bound.delta_us.widened
+    assert device_bound.delta_us.high == pytest.approx(60.7)
+
+
+def test_rungs_that_could_not_run_say_why() -> None:
+    absent = ModeRun(mode="eager_cuda_graph", status="not_applicable", error="no CUDA graphs on the CPU")
+    s = session(EAGER, absent, DEFAULT, ms={"eager": [[0.1, 0.1, 0.1]], "default": [[0.2, 0.2, 0.2]]},
+                device_kind="cpu")
+    steps = ladder(s)
+    assert [(x.step, x.not_applicable) for x in steps] == [("eager → default", None), (
+        "eager → eager_cuda_graph", "no CUDA graphs on the CPU")]
+    assert bounds(s)["eager"].host_bound is None  # on the CPU the host is the device
