@@ -15,9 +15,9 @@ from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
 from fusionviz.errors import FusionvizError
-from fusionviz.records.files import pair_session
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.trace_pair import pair_session
 from ui import backend, presentation, sections, tables
 from ui.memo import memo
 from ui.page import setup_page

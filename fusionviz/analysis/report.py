@@ -148,6 +148,10 @@ def trace_notes(summary: TraceSummary) -> list[str]:
         n = summary.negative_durations
         notes.append(f"{n:,} event{'' if n == 1 else 's'} of the trace give{'s' if n == 1 else ''} a negative "
                      "duration (the profiler writes one for an event cut off at the trace's end): read as 0 µs.")
+    if summary.display_as_given:
+        odd = ", ".join(f"{n:,} {field}" for field, n in summary.display_as_given.items())
+        notes.append(f"Some fields that are only shown have an unusual form ({odd}): a stream given as text is "
+                     "read as its number, a launch grid, block or input shapes given as text are shown as given.")
     if summary.device_note:
         notes.append(summary.device_note)
     return notes

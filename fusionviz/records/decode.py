@@ -9,7 +9,6 @@ by `decode`, with the path of the value (`runs[0].summary.iterations`), instead 
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -64,11 +63,6 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def is_finite_number(value: Any) -> bool:
-    """A JSON number (not a bool) that is finite and within ±MAX_MAGNITUDE: the rule for every time and
-    duration a file gives, in sessions and traces alike."""
-    return type(value) in (int, float) and abs(value) <= MAX_MAGNITUDE and math.isfinite(value)
-
-
 def is_int64(value: Any) -> bool:
+    """A JSON integer (not a bool) that fits an int64 column."""
     return type(value) is int and -INT64 <= value < INT64

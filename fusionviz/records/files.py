@@ -3,7 +3,6 @@ Session, so that both draw with the same views. No torch: opening a file costs r
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from fusionviz.records.config import RunConfig
 from fusionviz.records.limits import Limits, inflate, read_file
 from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
 from fusionviz.records.trace import IterationChoice, ParsedTrace, parse_trace
-from fusionviz.records.trace_events import TraceDocument, read_document
+from fusionviz.records.trace_events import read_trace
 
 
 def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice = "steps") -> Session:
@@ -39,31 +38,18 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
     `iterations` does not apply to the trace."""
     limits = Limits.from_env()
     limits.check_file_size(len(raw), name)
-    text, data = _read(raw, name, limits)
-    if isinstance(data, TraceDocument) and data.kind == SESSION_KIND:
-        data = read_json_bytes(text, name)  # a session: every field, with the standard library
-    if isinstance(data, dict) and data.get("kind") == SESSION_KIND:
-        session = Session.from_dict(data)
-        session.source = "recorded"
-        session.label = session.label or name
-        for run in session.runs:
-            _reread(run, name)
-        return session
     try:
-        return session_from_trace(data, trace_label(name), iterations)
+        document = read_trace(raw, name, limits)  # a trace's events, typed; of a session, only its kind
+        if document.kind != SESSION_KIND:
+            return session_from_trace(document, trace_label(name), iterations)
     except TraceError as exc:
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
-
-
-def _read(raw: bytes, name: str, limits: Limits) -> tuple[bytes, Any]:
-    """A file's JSON text (decompressed within the caps) and its values: a TraceDocument (with msgspec: the
-    trace's events, only the fields read), or the standard library's values; a SessionFileError naming the
-    file when it is not gzip or not JSON."""
-    text = inflate(raw, name, limits)
-    try:
-        return text, read_document(text)
-    except ValueError:
-        return text, read_json_bytes(text, name)  # raises with the message that names the problem
+    session = Session.from_dict(read_json_bytes(inflate(raw, name, limits), name))  # every field
+    session.source = "recorded"
+    session.label = session.label or name
+    for run in session.runs:
+        _reread(run, name)
+    return session
 
 
 def _reread(run: ModeRun, name: str) -> None:
@@ -90,10 +76,3 @@ def trace_label(name: str) -> str:
     for suffix in (".gz", ".json"):
         base = base.removesuffix(suffix)
     return base
-
-
-def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
-    """Two runs (from two files) as one session, so they share a timeline with one µs axis."""
-    runs = [dataclasses.replace(a, mode=f"A · {label_a}"), dataclasses.replace(b, mode=f"B · {label_b}")]
-    return Session(config=RunConfig(model="comparison"), environment=Environment(), runs=runs, source="trace",
-                   label=f"{label_a} vs {label_b}")

@@ -20,9 +20,9 @@ from typing import Any, Literal
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.decode import clip, is_int64
 from fusionviz.records.files import trace_label
-from fusionviz.records.limits import Limits, inflate, read_file
+from fusionviz.records.limits import Limits, read_file
 from fusionviz.records.trace import ParsedTrace, parse_trace
-from fusionviz.records.trace_events import TraceDocument, read_document
+from fusionviz.records.trace_events import read_trace
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 _RANK_IN_NAME = re.compile(r"(?:rank|worker|proc|process|gpu|device)[_\-. ]?(\d+)", re.IGNORECASE)
@@ -100,10 +100,8 @@ def _read_rank_bytes(named: tuple[str, bytes]) -> tuple[Any, ParsedTrace]:
     limits = Limits.from_env()
     limits.check_file_size(len(raw), name)
     try:
-        document = read_document(inflate(raw, name, limits))
-        info = document.distributed if isinstance(document, TraceDocument) else (
-            document.get("distributedInfo") if isinstance(document, dict) else None)
-        return info, parse_trace(document)
+        document = read_trace(raw, name, limits)
+        return document.distributed, parse_trace(document)
     except (TraceError, ValueError) as exc:
         raise SessionFileError(f"{name} is not a torch.profiler trace: {exc}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,17 +87,28 @@ def read_file(path: Path, limits: Limits | None = None) -> bytes:
     return raw
 
 
-def inflate(raw: bytes, name: str, limits: Limits | None = None) -> bytes:
+def inflate(raw: bytes | bytearray, name: str, limits: Limits | None = None) -> bytes | bytearray:
     """`raw` decompressed when it is gzipped (every member), else as is, refused as soon as the text passes
     the inflated cap: a 2 MB gzip bomb stops after the cap's worth of work, not after its 2 GB. Plain text
     over the cap is refused too. A damaged or truncated stream is a SessionFileError naming the file."""
+    if raw[:2] != b"\x1f\x8b":
+        return next(inflated(raw, name, limits))
+    text = bytearray()  # grown in place: joining the parts would hold the text twice at its end
+    for part in inflated(raw, name, limits):
+        text += part
+    return text
+
+
+def inflated(raw: bytes | bytearray, name: str, limits: Limits | None = None) -> Iterator[bytes | bytearray]:
+    """`inflate`'s text in parts as it is decompressed (`raw` itself when it is not gzipped), so that a reader
+    may use each part and let it go."""
     limits = limits or Limits.from_env()
     cap = limits.inflated_mb * MB
     if raw[:2] != b"\x1f\x8b":
         if len(raw) > cap:
             raise limits.refusal("inflated_mb", f"{name} holds more than {limits.inflated_mb:,} MB of JSON")
-        return raw
-    parts: list[bytes] = []
+        yield raw
+        return
     size = 0
     rest = raw
     try:
@@ -108,7 +120,8 @@ def inflate(raw: bytes, name: str, limits: Limits | None = None) -> bytes:
                 size += len(part)
                 if size > cap:
                     raise limits.refusal("inflated_mb", f"{name} inflates to more than {limits.inflated_mb:,} MB")
-                parts.append(part)
+                if part:
+                    yield part
                 data = stream.unconsumed_tail
                 if stream.eof or not (data or part):
                     break
@@ -119,4 +132,3 @@ def inflate(raw: bytes, name: str, limits: Limits | None = None) -> bytes:
                 break
     except zlib.error as exc:
         raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from None
-    return b"".join(parts)

@@ -20,7 +20,7 @@ from msgspec import Meta
 
 from fusionviz.errors import ConfigError, SessionFileError
 from fusionviz.records.config import RunConfig, validate
-from fusionviz.records.decode import INT64, DecodeError, Finite, Int64, Positive, decode, shown
+from fusionviz.records.decode import INT64, Count, DecodeError, Finite, Int64, Positive, decode, shown
 from fusionviz.records.kernels import KERNEL_COLUMNS, CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
 from fusionviz.records.limits import inflate
 
@@ -151,6 +151,9 @@ class TraceSummary:
     # each iteration's own duration (its ProfilerStep's, or its call's), in order; empty in older sessions
     step_durations_us: list[Finite] = field(default_factory=list)
     negative_durations: Int64 = 0  # events whose duration the trace gives as negative, read as 0
+    # display-only fields in an odd form, by field ("stream": ROCm's hex text read as its integer; "grid",
+    # "block", "Input Dims": text shown as given): counted, never a refusal
+    display_as_given: dict[str, Count] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not 0 <= self.representative_iteration <= max(self.iterations - 1, 0):
@@ -193,7 +196,7 @@ class ModeRun:
         """The raw torch.profiler Chrome trace (JSON bytes) this run was read from, if kept."""
         if not self.trace_gz_b64:
             return None
-        return inflate(base64.b64decode(self.trace_gz_b64, validate=True), f"the {self.mode} trace")
+        return bytes(inflate(base64.b64decode(self.trace_gz_b64, validate=True), f"the {self.mode} trace"))
 
 
 @dataclass
@@ -376,7 +379,7 @@ class NaiveResult:
     key_averages_rows_mode: Int64
 
 
-def read_json_bytes(raw: bytes, name: str) -> Any:
+def read_json_bytes(raw: bytes | bytearray, name: str) -> Any:
     """Parse JSON that may be gzipped (inflated within the caps), with an error naming the file."""
     try:
         return json.loads(inflate(raw, name))

@@ -24,7 +24,9 @@ What counts as a kernel:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
+import operator
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,8 +34,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from fusionviz.errors import ConfigError, TraceError
-from fusionviz.records import trace_events
-from fusionviz.records.decode import shown
+from fusionviz.records.decode import INT64, clip, shown
 from fusionviz.records.kernels import (
     CPU_VIEW_OPS,
     MEMORY_CLASS,
@@ -46,15 +47,18 @@ from fusionviz.records.kernels import (
     normalise_name,
     short_name,
 )
-from fusionviz.records.limits import Limits, inflate
+from fusionviz.records.limits import Limits
 from fusionviz.records.session import TraceSummary
 from fusionviz.records.trace_events import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
     RUNTIME_CATEGORIES,
     Event,
+    TraceDocument,
     complete_events,
-    read_document,
+    from_values,
+    read_trace,
+    shapes,
 )
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for: `inspect` runs without it
@@ -75,6 +79,11 @@ REGION_PREFIXES = (COMPILED_REGION, "## Call CompiledFxGraph")
 _FRAME = re.compile(r"^Torch-Compiled Region: (\d+)/")
 _STREAM_THREAD = re.compile(r"stream\s*(\d+)")
 _HOST_NESTED = frozenset({"cpu_op", "user_annotation", "python_function"})
+_OP_CATEGORIES = frozenset({"cpu_op", "user_annotation"})  # the events an External id names
+_TS = operator.attrgetter("ts")
+_DUR = operator.attrgetter("dur")
+_START = operator.attrgetter("start_us")
+_ITERATION = operator.attrgetter("iteration")
 # The collectives a CPU backend runs on threads of its own (`gloo:all_reduce`): a job's communication where the
 # trace has no device kernels (on a GPU, NCCL's and RCCL's kernels are the communication).
 HOST_COLLECTIVES = ("gloo:",)
@@ -112,19 +121,15 @@ class _Windows:
 
     def __init__(self, events: list[Event], source: IterationSource) -> None:
         self.events, self.source = events, source
-        self._starts = [w.ts for w in events]
-        self._ends = [w.end for w in events]
+        self.starts = [w.ts for w in events]
+        self.ends = [w.end for w in events]
 
     def __len__(self) -> int:
         return len(self.events)
 
     def at(self, ts: float) -> int | None:
-        i = bisect.bisect_right(self._starts, ts) - 1
-        return i if i >= 0 and ts <= self._ends[i] else None
-
-    def holding(self, e: Event) -> int | None:
-        i = self.at(e.ts)
-        return i if i is not None and e.end <= self._ends[i] else None
+        i = bisect.bisect_right(self.starts, ts) - 1
+        return i if i >= 0 and ts <= self.ends[i] else None
 
 
 def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace:
@@ -134,8 +139,11 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     and ConfigError when `iterations="calls"` does not apply to it."""
     limits = Limits.from_env()
     if isinstance(data, bytes | bytearray | memoryview):
-        data = read_document(inflate(bytes(data), "the trace", limits))
+        data = read_trace(bytes(data) if isinstance(data, memoryview) else data, "the trace", limits)
+    elif not isinstance(data, TraceDocument):
+        data = from_values(data)
     events, other, negative = complete_events(data, limits)
+    del data  # the events of categories not read go now
     host = [e for e in events if e.cat in HOST_CATEGORIES and not _is_step(e.name)]
     device = [e for e in events if e.cat in DEVICE_CATEGORIES]
     windows = _windows(events, host, device, iterations)
@@ -151,17 +159,20 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
     cpu_rows += [_cpu_row(it, e, "collective", windows) for e in host
                  if e.name.startswith(HOST_COLLECTIVES) and (it := windows.at(e.ts)) is not None]
 
-    kernel_files = {e.name: str(e.kernel_file) for e in host if e.kernel_file and e.name.startswith("triton_")}
+    kernel_files = {e.name: e.args.kernel_file for e in host
+                    if e.args is not None and e.args.kernel_file and e.name.startswith("triton_")}
 
     excluded: Counter[str] = Counter()
     placed_by_time = False
+    as_given: Counter[str] = Counter()  # display fields in an odd form, by field
     if device:
-        kernel_rows, excluded, placed_by_time = _device_kernels(device, host, windows, graph_of)
+        kernel_rows, excluded, placed_by_time = _device_kernels(device, host, windows, graph_of, as_given)
     else:
-        kernel_rows = [_cpu_kernel(it, e, windows, graph_of.get(id(e), "")) for it, e in compute]
+        kernel_rows = [_cpu_kernel(it, e, windows, graph_of.get(id(e), ""), as_given) for it, e in compute]
 
-    kernel_rows.sort(key=lambda r: (r.iteration, r.start_us))  # a stable sort, as before
-    cpu_rows.sort(key=lambda r: (r.iteration, r.start_us))
+    for rows in (kernel_rows, cpu_rows):  # by iteration, then start: stable sorts, as before
+        rows.sort(key=_START)
+        rows.sort(key=_ITERATION)
     durations = [w.dur for w in windows.events]
     summary = summarise(kernel_rows, durations, launches_counted=bool(device), launches=launch_rows)
     summary = dataclasses.replace(
@@ -169,7 +180,7 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         region_calls=_repeated_calls(host) if windows.source == "trace" else 0,
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],
         placed_by_time=placed_by_time, device_note="" if device else _device_note(other),
-        step_durations_us=durations, negative_durations=negative)
+        step_durations_us=durations, negative_durations=negative, display_as_given=dict(as_given))
     return ParsedTrace("cuda" if device else "cpu", kernel_rows, cpu_rows, summary, kernel_files)
 
 
@@ -203,7 +214,8 @@ def _windows(events: list[Event], host: list[Event], device: list[Event],
     if not everything:
         raise TraceError("this trace holds ProfilerStep markers and nothing else: no op, launch or kernel events")
     start = min(e.ts for e in everything)
-    whole = Event("whole trace", "user_annotation", start, max(e.end for e in everything) - start, None, None)
+    whole = Event(cat="user_annotation", name="whole trace", ts=start,
+                  dur=max(e.end for e in everything) - start)
     return _Windows([whole], "trace")
 
 
@@ -249,51 +261,44 @@ def _device_note(other: Counter[str]) -> str:
             f"CUDA and ROCm `kernel`, `gpu_memcpy` and `gpu_memset` events). It draws the CPU side only{shown}")
 
 
-def _forest(events: list[Event]) -> list[Event]:
-    """Nest events of one thread by time containment; returns the roots."""
-    roots: list[Event] = []
-    stack: list[Event] = []
-    events.sort(key=lambda e: (e.ts, -e.dur))
-    for e in events:
-        while stack and e.ts >= stack[-1].end:
-            stack.pop()
-        (stack[-1].children if stack else roots).append(e)
-        stack.append(e)
-    return roots
-
-
 def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
         list[tuple[int, Event]], list[tuple[int, Event]], dict[int, str]]:
     """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in.
 
-    An event that no single iteration holds (a Python frame around the whole loop) is looked inside."""
+    The events of each thread are nested by time containment and walked in one sweep, in order of start (the
+    longer first): an event inside a compute op is not looked at, and an event that no single iteration holds
+    (a Python frame around the whole loop) is looked inside, as are wrappers, regions and view ops (`aten::to`
+    may call a copy)."""
     by_thread: dict[Any, list[Event]] = {}
     for e in host:
         if e.cat in _HOST_NESTED:
-            e.children = []
             by_thread.setdefault((e.pid, e.tid), []).append(e)
     compute: list[tuple[int, Event]] = []
     regions: list[tuple[int, Event]] = []
     graph_of: dict[int, str] = {}
-    holding = windows.holding
-
-    def visit(e: Event, graph: str) -> None:
-        iteration = holding(e)
-        if iteration is not None:
-            if e.name.startswith(REGION_PREFIXES):
-                regions.append((iteration, e))
-                if e.name.startswith("## Call CompiledFxGraph"):
-                    graph = e.name.removeprefix("## Call CompiledFxGraph").strip(" #")
-            if _is_compute(e.name, e.cat):
-                compute.append((iteration, e))
-                graph_of[id(e)] = graph
-                return
-        for child in e.children:  # wrappers, regions, and view ops (`aten::to` may call a copy)
-            visit(child, graph)
-
-    for thread_events in by_thread.values():
-        for root in _forest(thread_events):
-            visit(root, "")
+    starts, ends = windows.starts, windows.ends
+    for events in by_thread.values():
+        events.sort(key=_DUR, reverse=True)  # then by start, stably: by start, the longer first
+        events.sort(key=_TS)
+        stack: list[tuple[float, bool, str]] = []  # each open ancestor's end, whether it is a compute op, graph
+        for e in events:
+            ts, end = e.ts, e.ts + e.dur
+            while stack and ts >= stack[-1][0]:
+                stack.pop()
+            inside, graph = stack[-1][1:] if stack else (False, "")
+            if not inside:
+                i = bisect.bisect_right(starts, ts) - 1
+                if i >= 0 and end <= ends[i]:  # the iteration holds it
+                    name = e.name
+                    if name.startswith(REGION_PREFIXES):
+                        regions.append((i, e))
+                        if name.startswith("## Call CompiledFxGraph"):
+                            graph = name.removeprefix("## Call CompiledFxGraph").strip(" #")
+                    if _is_compute(name, e.cat):
+                        compute.append((i, e))
+                        graph_of[id(e)] = graph
+                        inside = True
+            stack.append((end, inside, graph))
     return compute, regions, graph_of
 
 
@@ -310,58 +315,60 @@ def _cpu_row(iteration: int, e: Event, category: str, windows: _Windows) -> CpuO
                     start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur)
 
 
-def _shapes(dims: Any) -> str:
-    """An op's input shapes as text; decoded here when the fast path left them encoded, and checked then."""
-    decoder = trace_events.trace_json
-    if decoder is not None and isinstance(dims, decoder.msgspec.Raw):
-        dims = decoder.value(dims)
-        if dims is not None and type(dims) is not list:
-            raise TraceError(f"an op has Input Dims {shown(dims)}: not a list")
-    return str([d for d in dims if d != []]) if dims else ""
+def _shapes(e: Event, as_given: Counter[str]) -> str:
+    """An op's input shapes as text (the list without its empty entries), or as given when it is no list."""
+    if e.args is None:
+        return ""
+    value, odd = shapes(e.args.dims)
+    if odd:
+        as_given["Input Dims"] += 1
+        return str(value)
+    return str([d for d in value if d != []]) if value else ""
 
 
-def _op_shapes(op: Event, known: dict[int, str]) -> str:
+def _op_shapes(op: Event, known: dict[int, str], as_given: Counter[str]) -> str:
     text = known.get(id(op))
     if text is None:
-        text = known[id(op)] = _shapes(op.dims)
+        text = known[id(op)] = _shapes(op, as_given)
     return text
 
 
-def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str) -> KernelRow:
+def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str, as_given: Counter[str]) -> KernelRow:
     name = normalise_name(e.name)
     fused = list(fused_ops_from_name(name)) if name.startswith("cpp_fused") else [name.removeprefix("aten::")]
     return KernelRow(
         iteration=iteration, name=name, short_name=short_name(name), kernel_class=classify(name, name, e.cat),
         start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur, stream=-1, grid="", block="", launch_op=name,
-        op_id=_op_id(e.ext), input_shapes=_shapes(e.dims), fused_ops=fused, source_file="", graph=graph,
+        op_id=_op_id(e.ext), input_shapes=_shapes(e, as_given), fused_ops=fused, source_file="", graph=graph,
         launch_us=None)
 
 
-def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str]
-                    ) -> tuple[list[KernelRow], Counter[str], bool]:
+def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str],
+                    as_given: Counter[str]) -> tuple[list[KernelRow], Counter[str], bool]:
     """Rows of the device events that an iteration launched; the count of those it did not, by "kernel" and
     "memory"; and whether events were placed by their own timestamps (a trace with no correlation data)."""
-    launch_by_corr = {e.corr: e for e in host if e.corr is not None and e.cat in RUNTIME_CATEGORIES}
+    launch_by_corr: dict[Any, Event] = {a.correlation: e for e in host if e.cat in RUNTIME_CATEGORIES
+                                         and (a := e.args) is not None and a.correlation is not None}
     op_by_ext: dict[Any, Event] = {}
     for e in host:
-        if e.ext is not None and e.cat in ("cpu_op", "user_annotation"):
-            op_by_ext.setdefault(e.ext, e)
+        if e.cat in _OP_CATEGORIES and (ext := e.ext) is not None:
+            op_by_ext.setdefault(ext, e)
     linked = [(k, launch_by_corr.get(k.corr), op_by_ext.get(k.ext)) for k in device]
     placed_by_time = not any(launch or op for _, launch, op in linked)
     rows, excluded = [], Counter[str]()
-    shapes: dict[int, str] = {}  # each op's input shapes, decoded once for all the kernels it launched
+    known: dict[int, str] = {}  # each op's input shapes, decoded once for all the kernels it launched
     for k, launch, op in linked:
         anchor = launch.ts if launch else op.ts if op else k.ts if placed_by_time else None
         iteration = windows.at(anchor) if anchor is not None else None
         if iteration is None:
             excluded["kernel" if k.cat == "kernel" else MEMORY_CLASS] += 1
             continue
-        rows.append(_device_row(iteration, k, launch, op, windows, graph_of, shapes))
+        rows.append(_device_row(iteration, k, launch, op, windows, graph_of, known, as_given))
     return rows, excluded, placed_by_time
 
 
 def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None, windows: _Windows,
-                graph_of: dict[int, str], shapes: dict[int, str]) -> KernelRow:
+                graph_of: dict[int, str], known: dict[int, str], as_given: Counter[str]) -> KernelRow:
     launch_op = op.name if op else (launch.name if launch else "")
     if k.cat != "kernel":
         fused: list[str] = []  # a memory operation covers no op
@@ -372,33 +379,52 @@ def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None
     else:
         fused = []
     t0 = windows.events[iteration].ts
+    a = k.args
+    source = op.args.kernel_file if op is not None and op.args is not None else None
     return KernelRow(
         iteration=iteration, name=k.name, short_name=short_name(k.name),
-        kernel_class=classify(k.name, launch_op, k.cat), start_us=k.ts - t0, dur_us=k.dur, stream=_stream(k),
-        grid=_dims(k.grid), block=_dims(k.block),
-        launch_op=launch_op, op_id=_op_id(op.ext) if op else -1, input_shapes=_op_shapes(op, shapes) if op else "",
-        fused_ops=fused, source_file="" if op is None or op.kernel_file is None else str(op.kernel_file),
+        kernel_class=classify(k.name, launch_op, k.cat), start_us=k.ts - t0, dur_us=k.dur,
+        stream=_stream(None if a is None else a.stream, k.tid, as_given),
+        grid=_dims(None if a is None else a.grid, "grid", as_given),
+        block=_dims(None if a is None else a.block, "block", as_given),
+        launch_op=launch_op, op_id=_op_id(op.ext) if op else -1,
+        input_shapes=_op_shapes(op, known, as_given) if op else "", fused_ops=fused, source_file=source or "",
         graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
 
 
-def _stream(k: Event) -> int:
-    """The device event's stream: `args.stream` (0 is a stream), else torch 1.x's thread name `stream 7`."""
-    if k.stream is not None:
-        return int(k.stream)
-    match = _STREAM_THREAD.fullmatch(str(k.tid).strip())
-    return int(match.group(1)) if match else -1
+def _stream(value: Any, tid: Any, as_given: Counter[str]) -> int:
+    """The device event's stream: `args.stream` (0 is a stream; ROCm's hex text "0x0" read as its integer),
+    else torch 1.x's thread name `stream 7`; -1 where neither says (an odd form counted)."""
+    if type(value) is int and -INT64 <= value < INT64:
+        return value
+    if value is None:
+        match = _STREAM_THREAD.fullmatch(str(tid).strip())
+        return int(match.group(1)) if match else -1
+    as_given["stream"] += 1
+    if type(value) is str:
+        with contextlib.suppress(ValueError):
+            number = int(value, 16) if value.strip().lower().startswith("0x") else int(value)
+            if -INT64 <= number < INT64:
+                return number
+    return -1
 
 
 def _op_id(ext: Any) -> int:
     return int(ext) if isinstance(ext, int) else -1
 
 
-def _dims(value: Any) -> str:
-    return _joined(tuple(value)) if isinstance(value, list) else ""
+def _dims(value: Any, field: str, as_given: Counter[str]) -> str:
+    """A launch grid or block as 'x,y,z'; in another form (Triton's "grid(100,)") shown as given, and counted."""
+    if value is None:
+        return ""
+    if type(value) is list and all(type(v) is int for v in value):
+        return _joined(tuple(value))
+    as_given[field] += 1
+    return clip(value if type(value) is str else shown(value), 120)
 
 
 @lru_cache(maxsize=1 << 12)
-def _joined(values: tuple[Any, ...]) -> str:
+def _joined(values: tuple[int, ...]) -> str:
     """A launch grid or block as 'x,y,z' (a few hundred distinct ones in a trace)."""
     return ",".join(map(str, values))
 

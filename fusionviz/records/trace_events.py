@@ -1,26 +1,29 @@
 """The events of a torch.profiler Chrome trace, decoded and checked: the one place a trace's JSON is read and
 its field types and ranges decided, before `trace` interprets the events (steps, launches, kernels).
 
-msgspec decodes each event with only the fields read (`trace_json`), checking most of them in C; an event its
-types refuse is read as plain JSON values and checked here, field by field, so that a value of the wrong type
-or range becomes a TraceError naming the event. Without msgspec, the standard library's json serves.
+msgspec decodes the whole document straight into `Event` Structs, reading only the fields used and checking
+their types and bounds in C: no Python loop per event. Strict on what the analysis computes with (times,
+durations, the ids that link events, names), lenient on what is only shown (`stream`, `grid`, `block`, `Input
+Dims`: ROCm writes `"stream": "0x0"`, Triton `"grid": "grid(100,)"`), which `trace` reads or shows as given and
+counts. A document the types refuse is read again one event at a time, so that an odd value in an event the
+reader does not use is ignored, and one in an event it uses becomes a TraceError naming the event.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: msgspec reads these annotations at run time.
 
-import json
+import operator
+import re
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import msgspec
 
 from fusionviz.errors import TraceError
-from fusionviz.records.decode import INT64, MAX_MAGNITUDE, clip, is_finite_number, is_int64, shown
-from fusionviz.records.limits import Limits
-
-try:  # msgspec decodes only the fields read; the standard library's json serves where it is missing
-    from fusionviz.records import trace_json
-except ImportError:  # pragma: no cover - a machine without msgspec
-    trace_json = None  # type: ignore[assignment]
+from fusionviz.records.decode import DecodeError, Finite, Int64, clip, decode, shown
+from fusionviz.records.limits import Limits, inflate, inflated
+from fusionviz.records.session import read_json_bytes
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})  # HIP calls of a ROCm trace appear here too
@@ -31,231 +34,312 @@ LEGACY_CATEGORIES: dict[str, str] = {"Operator": "cpu_op", "Runtime": "cuda_runt
                                      "Memcpy": "gpu_memcpy", "Memset": "gpu_memset", "Python": "python_function"}
 
 
-class Event:
-    """One complete event, in today's spelling (torch 1.x categories mapped, `external id` as `External id`),
-    with the few arguments the reader uses. `children` is set for host events when they are nested."""
+class Args(msgspec.Struct, gc=False):
+    """The arguments read. The ids that link events are checked; the display fields are taken in any form."""
 
-    __slots__ = ("block", "cat", "children", "corr", "dims", "dur", "end", "ext", "grid", "kernel_file", "name",
-                 "pid", "stream", "tid", "ts")
+    ext: Int64 | None = msgspec.field(default=None, name="External id")
+    ext_legacy: Int64 | None = msgspec.field(default=None, name="external id")  # torch 1.x's spelling
+    correlation: Int64 | None = None
+    stream: Any = None  # an integer; ROCm writes hex text ("0x0")
+    grid: Any = None  # [x, y, z]; Triton writes text ("grid(100,)")
+    block: Any = None
+    # left encoded (a view of its bytes): only the shapes of ops that launched kernels are ever decoded
+    dims: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")  # empty when absent
+    kernel_file: str | None = None
 
-    def __init__(self, name: str, cat: str, ts: float, dur: float, pid: Any, tid: Any, ext: Any = None,
-                 corr: Any = None, stream: Any = None, grid: Any = None, block: Any = None, dims: Any = None,
-                 kernel_file: Any = None) -> None:
-        self.name, self.cat, self.ts, self.dur, self.end, self.pid, self.tid = name, cat, ts, dur, ts + dur, pid, tid
-        self.ext, self.corr, self.stream, self.grid, self.block, self.dims = ext, corr, stream, grid, block, dims
-        self.kernel_file = kernel_file
-        self.children: list[Event]
+
+class Event(msgspec.Struct, tag_field="ph", tag="X", kw_only=True, gc=False):
+    """One complete event (`ph` "X") with the fields the reader uses, in today's spelling once read (torch 1.x
+    categories mapped, no negative durations)."""
+
+    cat: str = ""
+    name: str = ""
+    ts: Finite  # every profiler writes one; an event without is read on its own (`_one`)
+    dur: Finite = 0.0
+    pid: Int64 | str | None = None
+    tid: Int64 | str | None = None
+    args: Args | None = None
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+    @property
+    def ext(self) -> int | None:
+        a = self.args
+        return None if a is None else a.ext if a.ext is not None else a.ext_legacy
+
+    @property
+    def corr(self) -> int | None:
+        return None if self.args is None else self.args.correlation
+
+
+# Every other phase of the Chrome trace format, as an empty Struct: decoded without a field (flow arrows, metadata
+# and instants are a third of a trace's events). An event of a phase not listed is read on its own (`_one`).
+_OTHER_PHASES = tuple(msgspec.defstruct(f"Phase{ord(ph)}", [], tag_field="ph", tag=ph, gc=False)
+                      for ph in "BEiIsftCbneNODPMVvRc()")
+AnyEvent = Event | Union[_OTHER_PHASES]  # type: ignore[valid-type]  # noqa: UP007  # msgspec reads the union
+_ANY_EVENTS = msgspec.json.Decoder(list[AnyEvent])
+_RAW_EVENTS = msgspec.json.Decoder(list[msgspec.Raw])
+_EVENT = msgspec.json.Decoder(Event)
+_SHAPES = msgspec.json.Decoder(Any)
+
+
+class _Document(msgspec.Struct, gc=False):
+    """A JSON document with only what the reader needs: a session's `kind` marker, the events left encoded, and
+    `distributedInfo`."""
+
+    kind: Any = None
+    events: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw, name="traceEvents")  # empty when absent
+    distributed: Any = msgspec.field(default=None, name="distributedInfo")
+
+
+_DOCUMENT = msgspec.json.Decoder(_Document | list[msgspec.Raw])  # type: ignore[arg-type]
 
 
 @dataclass
 class TraceDocument:
-    """A JSON document decoded with only what the reader needs: `kind` (a fusionviz session's marker), the
-    trace's events, kept as the decoder made them (`events` is None when there is no `traceEvents` list), and
-    `distributed`, the trace's `distributedInfo` as written (which rank of a job wrote it), unchecked."""
+    """A JSON document as the reader takes it: `kind` (a fusionviz session's marker); `events`, its complete events
+    of the categories read (None when there is no `traceEvents` list), of `count` events in all; `other`, the
+    other complete events' categories, counted (for the note on device work not read, and the error on a file
+    that is no profiler trace); and `distributed`, the trace's `distributedInfo` as written (which rank of a job
+    wrote it), unchecked."""
 
-    kind: Any
-    events: list[Any] | None
+    kind: Any = None
+    events: list[Event] | None = None
+    count: int = 0
+    other: Counter[str] = field(default_factory=Counter)
     distributed: Any = None
+    shared: dict[Any, Any] = field(default_factory=dict, repr=False)  # while reading: one object per value
+    shapes: dict[bytes, msgspec.Raw] = field(default_factory=dict, repr=False)
 
 
-def read_document(raw: bytes) -> Any:
-    """JSON bytes (not gzipped) as a TraceDocument where msgspec is installed, else as the standard library's
-    values. Raises ValueError (json.JSONDecodeError or UnicodeDecodeError) when they are not JSON, and TraceError
-    when they nest deeper than a parser's stack allows."""
+def read_trace(raw: bytes | bytearray, name: str, limits: Limits) -> TraceDocument:
+    """A file's bytes, gzipped or not, as a TraceDocument; a gzipped trace is decoded part by part as it
+    inflates, so that its text is never held whole (`_streamed`). Raises TraceError as `read_document`, and
+    SessionFileError naming the file when it is not JSON or passes a cap."""
+    if raw[:2] == b"\x1f\x8b":
+        document = _streamed(inflated(raw, name, limits))
+        if document is not None:
+            return document
+    text = inflate(raw, name, limits)
     try:
-        if trace_json is not None:
-            try:
-                kind, events, distributed = trace_json.decode(raw)
-            except (trace_json.DecodeError, trace_json.ValidationError):
-                pass  # not JSON, or shaped unlike a trace: the standard library reads it and says what is wrong
-            else:
-                return TraceDocument(kind, events, distributed)
-        return json.loads(raw)
+        return read_document(text)
+    except msgspec.DecodeError:  # NaN or 1e400, which the standard library reads, or no JSON: it says what
+        return from_values(read_json_bytes(text, name))
+
+
+def read_document(text: bytes | bytearray) -> TraceDocument:
+    """JSON text (not gzipped) as a TraceDocument: an object's `kind`, `traceEvents` and `distributedInfo`, or a
+    bare list of events. Raises ValueError (msgspec.DecodeError) when it is not JSON, and TraceError when it is
+    neither an object nor a list, nests deeper than a parser's stack allows, or holds an event the reader uses
+    with a value it cannot take."""
+    try:
+        top = _DOCUMENT.decode(text)
+    except msgspec.ValidationError:
+        raise TraceError("this is not a Chrome trace: the JSON is neither an object nor a list") from None
     except RecursionError:
         raise TraceError("this JSON nests deeper than any trace or session does (thousands of levels)") from None
-
-
-def complete_events(data: Any, limits: Limits) -> tuple[list[Event], Counter[str], int]:
-    """The complete events (`ph` "X") of the categories read, each checked (`_Checks`); a count of the other
-    events' categories (for the note on device work not read, and the error on a file that is no profiler
-    trace); and how many read events had a negative duration (read as 0, and reported)."""
-    if isinstance(data, TraceDocument):
-        raw = data.events
-    elif isinstance(data, dict):
-        raw = data.get("traceEvents")
-    elif isinstance(data, list):
-        raw = data
+    if isinstance(top, list):
+        document, encoded = TraceDocument(), b"[" + b",".join(top) + b"]"
     else:
-        raw = None
-    if not isinstance(raw, list):
-        raise TraceError("this is not a Chrome trace: there is no \"traceEvents\" list at the top")
-    if len(raw) > limits.events:
-        raise limits.refusal("events", f"this trace holds {len(raw):,} events")
-    checks = _Checks(limits)
-    if isinstance(data, TraceDocument):
-        events, other = _events_from_raw(raw, checks)
-    else:
-        events, other = [], Counter[str]()
-        for index, r in enumerate(raw):
-            _add_dict_event(r, index, events, other, checks)
-    if not events:
-        found = ", ".join(sorted(other)[:8]) or "none"
-        raise TraceError("this Chrome trace holds no torch.profiler events (no cpu_op, kernel or runtime events; "
-                         f"its categories: {found})")
-    return events, other, checks.negative
+        document = TraceDocument(kind=top.kind, distributed=top.distributed)
+        if not len(top.events) or bytes(top.events) == b"null":
+            return document
+        encoded = top.events
+    document.events = []
+    _read(encoded, document)
+    return document
 
 
-class _Checks:
-    """The checks every read event passes before use: the one place a trace's field types and ranges are
-    decided. Wrong values are a TraceError naming the event and the field; negative durations, which
-    profilers do write for events cut off at the trace's end, are read as 0 and counted."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.negative = 0
-
-    def fail(self, index: int, name: Any, message: str) -> TraceError:
-        label = f" ({clip(name, 60)})" if isinstance(name, str) and name else ""
-        return TraceError(f"event {index}{label} {message}")
-
-    def time(self, value: Any, field: str, index: int, name: str) -> float:
-        if not is_finite_number(value):
-            raise self.fail(index, name, f"has {field} {shown(value)}: not a finite number of µs within ±1e18")
-        return float(value)
-
-    def duration(self, value: Any, index: int, name: str) -> float:
-        dur = 0.0 if value is None else self.time(value, "dur", index, name)
-        if dur < 0:
-            self.negative += 1
-            return 0.0
-        return dur
-
-    def name(self, value: Any, field: str, index: int) -> str:
-        if type(value) is not str:
-            raise self.fail(index, None, f"has a {field} of type {type(value).__name__}, not a string")
-        if len(value) > self.limits.name_chars:
-            raise self.limits.refusal("name_chars", f"event {index} has a {field} of {len(value):,} characters")
-        return value
-
-    def ident(self, value: Any, field: str, index: int, name: str, *, text: bool = False) -> Any:
-        """An id used to link events: an integer within int64 (or, for pid and tid, a string), or absent."""
-        if value is None or is_int64(value):
-            return value
-        if text and type(value) is str:
-            return self.name(value, field, index)
-        kind = "an integer or a string" if text else "an integer within int64"
-        raise self.fail(index, name, f"has {field} {shown(value)}: not {kind}")
-
-    def launch_dims(self, value: Any, field: str, index: int, name: str) -> Any:
-        if value is None or (type(value) is list and all(type(v) is int for v in value)):
-            return value
-        raise self.fail(index, name, f"has {field} {shown(value)}: not a list of integers")
-
-    def shapes(self, value: Any, index: int, name: str) -> Any:
-        if value is None or type(value) is list:
-            return value
-        raise self.fail(index, name, f"has Input Dims {shown(value)}: not a list")
-
-    def path(self, value: Any, index: int, name: str) -> Any:
-        return value if value is None else self.name(value, "kernel_file", index)
-
-
-def _category(r: dict[str, Any]) -> str:
-    cat = r.get("cat", "")
-    cat = cat if type(cat) is str else f"<{type(cat).__name__}>"
-    return LEGACY_CATEGORIES.get(cat, cat)
-
-
-def _add_dict_event(r: Any, index: int, events: list[Event], other: Counter[str], checks: _Checks) -> None:
-    """Check one event given as JSON values and keep it when it is a complete event of a category read."""
-    if not isinstance(r, dict):
-        raise TraceError(f"event {index} is a {type(r).__name__}, not an object: this is no Chrome trace")
-    if r.get("ph") != "X":
-        return
-    cat = _category(r)
-    if cat not in READ_CATEGORIES:
-        other[cat] += 1
-        return
-    name = checks.name(r.get("name", ""), "name", index)
-    args = r.get("args")
-    if args is None:
-        args = {}
-    elif not isinstance(args, dict):
-        raise checks.fail(index, name, f"has args of type {type(args).__name__}, not an object")
-    ext = args["External id"] if "External id" in args else args.get("external id")
-    events.append(Event(
-        name, cat, checks.time(r.get("ts"), "ts", index, name), checks.duration(r.get("dur"), index, name),
-        checks.ident(r.get("pid"), "pid", index, name, text=True),
-        checks.ident(r.get("tid"), "tid", index, name, text=True),
-        checks.ident(ext, "External id", index, name),
-        checks.ident(args.get("correlation"), "correlation", index, name),
-        checks.ident(args.get("stream"), "stream", index, name),
-        checks.launch_dims(args.get("grid"), "grid", index, name),
-        checks.launch_dims(args.get("block"), "block", index, name),
-        checks.shapes(args.get("Input Dims"), index, name),
-        checks.path(args.get("kernel_file"), index, name)))
-
-
-def _events_from_raw(raw: list[Any], checks: _Checks) -> tuple[list[Event], Counter[str]]:
-    """Events decoded one at a time from their bytes (msgspec, whose declared types check most fields in C),
-    each dropped once read; an event its types refuse is read as plain JSON values, so `_add_dict_event`
-    decides whether it matters and says what is wrong."""
-    assert trace_json is not None
-    events: list[Event] = []
-    other: Counter[str] = Counter()
-    legacy, read, decode = LEGACY_CATEGORIES, READ_CATEGORIES, trace_json.EVENT.decode
-    odd = trace_json.ValidationError
-    append = events.append
-    name_cap, time_cap = checks.limits.name_chars, MAX_MAGNITUDE
-    # One object per distinct name, category and thread: tens of thousands of events share a few hundred.
-    strings: dict[str, str] = {}
-    ids: dict[Any, Any] = {}
-    share, share_id = strings.setdefault, ids.setdefault
-    for index, encoded in enumerate(raw):
-        try:
-            r = decode(encoded)
-        except odd:
-            _add_dict_event(_value(encoded, index), index, events, other, checks)
-            continue
-        except (RecursionError, UnicodeDecodeError):
-            _value(encoded, index)  # raises the TraceError that says which
-            raise TraceError(f"event {index} cannot be read as JSON") from None
-        if r.ph != "X":
-            continue
-        cat = r.cat
-        if cat not in read:
-            cat = legacy.get(cat, cat)
-            if cat not in read:
-                other[cat] += 1
-                continue
-        name = r.name
-        ts, dur = r.ts, r.dur
-        if len(name) > name_cap or ts is None or not -time_cap <= ts <= time_cap or dur is None \
-                or not 0 <= dur <= time_cap:
-            ts = checks.time(ts, "ts", index, checks.name(name, "name", index))
-            dur = checks.duration(dur, index, name)
-        name = share(name, name)
-        cat = share(cat, cat)
-        pid, tid = share_id(r.pid, r.pid), share_id(r.tid, r.tid)
-        a = r.args
-        if a is None:
-            append(Event(name, cat, ts, dur, pid, tid))
-        else:
-            ext = a.ext if a.ext is not None else a.ext_legacy
-            for value, field in ((ext, "External id"), (a.correlation, "correlation"), (a.stream, "stream")):
-                if value is not None and not -INT64 <= value < INT64:
-                    checks.ident(value, field, index, name)
-            append(Event(name, cat, ts, dur, pid, tid, ext, a.correlation, a.stream, a.grid, a.block, a.dims,
-                          a.kernel_file if a.kernel_file is None else checks.path(a.kernel_file, index, name)))
-    return events, other
-
-
-def _value(encoded: Any, index: int) -> Any:
-    """An event left encoded, as plain JSON values; a TraceError when its bytes are no JSON text."""
-    assert trace_json is not None
+def from_values(data: Any) -> TraceDocument:
+    """JSON values already loaded (an object or a list), as read_document reads their text."""
     try:
-        return trace_json.value(encoded)
+        return read_document(msgspec.json.encode(data))
+    except msgspec.EncodeError as exc:
+        raise TraceError(f"this is not a Chrome trace: {exc}") from None
+
+
+_EVENTS_AT = re.compile(rb'"traceEvents"\s*:\s*\[')
+_SPACE = b" \t\r\n"
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
+    """A trace object decoded as its text comes in: the events in batches cut between two events, each batch
+    let go once read, and the rest of the document (`kind`, `distributedInfo`) read around an empty event list at
+    the end. None when the text is not shaped so (a session, a bare list of events, or a batch that is no JSON
+    because a cut fell where it should not): the caller reads it whole."""
+    window = bytearray()
+    head: bytes | None = None
+    document = TraceDocument(events=[])
+    for part in parts:
+        window += part
+        if head is None:
+            found = _EVENTS_AT.search(window)
+            if found is None:
+                continue
+            head = bytes(window[:found.end() - 1])
+            del window[:found.end()]
+        cut = _between(window)
+        if cut is not None:
+            try:
+                _read(b"[" + window[:cut[0] + 1] + b"]", document)
+            except msgspec.DecodeError:
+                return None
+            del window[:cut[1]]
+    if head is None:
+        return None
+    rest = b"[" + window
+    try:
+        _RAW_EVENTS.decode(rest)
+        return None  # the array ends the text: no object around it
+    except msgspec.DecodeError as exc:
+        trailing = _TRAILING.search(str(exc))
+        if trailing is None:
+            return None
+        end = int(trailing.group(1)) - 1  # msgspec counts from 1
+    try:
+        _read(rest[:end], document)
+        top = _DOCUMENT.decode(head + b"[]" + rest[end:])
+    except msgspec.DecodeError:
+        return None
+    if isinstance(top, list):
+        return None
+    document.kind, document.distributed = top.kind, top.distributed
+    return document
+
+
+def _between(window: bytearray) -> tuple[int, int] | None:
+    """The last place in `window` between two events (`}`, a comma, `{`): the index of the `}` and of the `{`."""
+    end = len(window)
+    while (comma := window.rfind(b",", 0, end)) >= 0:
+        left, right = comma - 1, comma + 1
+        while left >= 0 and window[left] in _SPACE:
+            left -= 1
+        while right < len(window) and window[right] in _SPACE:
+            right += 1
+        if left >= 0 and right < len(window) and window[left] == 0x7D and window[right] == 0x7B:
+            return left, right
+        end = comma
+    return None
+
+
+def _read(array: Any, document: TraceDocument) -> None:
+    """A JSON array of events into `document`: typed all at once, or, where the types refuse one, one at a
+    time. Only the complete events of the categories read are kept, in today's spelling, their `Input Dims`
+    copied off the text so that the text can go. Raises msgspec.DecodeError when `array` is no JSON."""
+    offset = document.count
+    try:
+        batch: list[Any] = _ANY_EVENTS.decode(array)
+    except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # the event at fault says which
+        try:
+            encoded = _RAW_EVENTS.decode(array)
+        except msgspec.ValidationError:
+            raise TraceError("this is not a Chrome trace: its \"traceEvents\" is not a list") from None
+        batch = [_one(e, offset + i) for i, e in enumerate(encoded)]
+    document.count += len(batch)
+    read = [e for e in batch if e.__class__ is Event and e.cat in READ_CATEGORIES]
+    rest = [e for e in batch if e.__class__ is Event and e.cat not in READ_CATEGORIES]
+    for e in rest:
+        e.cat = LEGACY_CATEGORIES.get(e.cat, e.cat)
+        if e.cat in READ_CATEGORIES:
+            read.append(e)  # out of order: `trace` orders events by time where order matters
+        else:
+            document.other[e.cat] += 1
+    # One object per distinct name, category, thread and shapes: tens of thousands of events share a few hundred.
+    share, shapes = document.shared.setdefault, document.shapes
+    for e in read:
+        e.name, e.cat, e.tid = share(e.name, e.name), share(e.cat, e.cat), share(e.tid, e.tid)
+        a = e.args
+        if a is not None and len(a.dims):
+            text = bytes(a.dims)
+            a.dims = shapes.get(text) or shapes.setdefault(text, msgspec.Raw(text))
+    assert document.events is not None
+    document.events += read
+
+
+def _one(encoded: msgspec.Raw, index: int) -> Event | None:
+    """One event, read on its own: None when the reader does not use it (not a complete event, or of a category
+    not read); with a duration of null read as 0; else a TraceError that says what is wrong."""
+    try:
+        return _EVENT.decode(encoded)
+    except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        pass
+    try:
+        value = msgspec.json.decode(encoded)
     except RecursionError:
         raise TraceError(f"event {index} nests deeper than any trace event does") from None
-    except (UnicodeDecodeError, trace_json.DecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError):
         raise TraceError(f"event {index} holds bytes that are not UTF-8 JSON text") from None
+    if not isinstance(value, dict):
+        raise TraceError(f"event {index} is a {type(value).__name__}, not an object: this is no Chrome trace")
+    cat = value.get("cat", "")
+    if value.get("ph") != "X" or type(cat) is not str or LEGACY_CATEGORIES.get(cat, cat) not in READ_CATEGORIES:
+        return None
+    name = value.get("name")
+    label = f" ({clip(name, 60)})" if isinstance(name, str) and name else ""
+    if not isinstance(value.get("args", {}), dict | None):
+        raise TraceError(f"event {index}{label} has args of type {type(value['args']).__name__}, not an object")
+    if value.get("dur", 0) is None:
+        value["dur"] = 0.0
+    try:
+        return decode(Event, value)
+    except DecodeError as exc:
+        raise TraceError(f"event {index}{label} has {exc}") from None
+
+
+_NAME = operator.attrgetter("name")
+_DUR = operator.attrgetter("dur")
+
+
+def complete_events(document: TraceDocument, limits: Limits) -> tuple[list[Event], Counter[str], int]:
+    """The document's read events; the other complete events' categories, counted; and how many read events had
+    a negative duration (profilers write one for an event cut off at the trace's end: read as 0, and reported).
+    Raises TraceError (SessionFileError for a cap) on what cannot be read."""
+    events = document.events
+    if events is None:
+        raise TraceError("this is not a Chrome trace: there is no \"traceEvents\" list at the top")
+    if document.count > limits.events:
+        raise limits.refusal("events", f"this trace holds {document.count:,} events")
+    if not events:
+        found = ", ".join(sorted(document.other)[:8]) or "none"
+        raise TraceError("this Chrome trace holds no torch.profiler events (no cpu_op, kernel or runtime events; "
+                         f"its categories: {found})")
+    _check_names(events, limits)
+    negative = 0
+    if min(map(_DUR, events)) < 0:
+        for e in events:
+            if e.dur < 0:
+                e.dur = 0.0
+                negative += 1
+    return events, document.other, negative
+
+
+def _check_names(events: list[Event], limits: Limits) -> None:
+    """Names, thread and process names and kernel files within the name cap."""
+    cap = limits.name_chars
+    texts = {t for e in events for t in (e.pid, e.tid) if type(t) is str}
+    texts.update(e.args.kernel_file for e in events if e.args is not None and e.args.kernel_file)
+    if max(map(len, map(_NAME, events))) <= cap and all(len(t) <= cap for t in texts):
+        return
+    for e in events:
+        path = e.args.kernel_file if e.args is not None else None
+        for field_name, value in (("name", e.name), ("pid", e.pid), ("tid", e.tid), ("kernel_file", path)):
+            if type(value) is str and len(value) > cap:
+                raise limits.refusal("name_chars", f"an event ({clip(e.name, 60)}) has a {field_name} of "
+                                                   f"{len(value):,} characters")
+
+
+def shapes(dims: msgspec.Raw) -> tuple[Any, bool]:
+    """An op's `Input Dims`, decoded (only ops that launched kernels are asked for): the list of shapes, and
+    False; or, in any other form, the value as text and True (display only: shown as given, and counted)."""
+    if not len(dims):
+        return None, False
+    try:
+        value = _SHAPES.decode(dims)
+    except RecursionError:
+        return "(nested too deep to show)", True
+    if value is None or type(value) is list:
+        return value, False
+    return clip(value, 120) if type(value) is str else shown(value), True

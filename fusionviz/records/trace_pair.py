@@ -1,7 +1,8 @@
-"""A user's own pair of plain torch.profiler traces, one of the model run eagerly and one compiled, as one
-session: its runs are named `eager` and the compiled mode, so the lab's views (verdict, timeline, what fused
-into what, the animation) draw it as they draw a fusionviz run. Plain traces carry no timing outside the
-profiler, so the pair has none, and says so."""
+"""Two runs from two files as one session, so that the lab's views draw them together on one µs axis: a user's
+own pair of plain torch.profiler traces, one of the model run eagerly and one compiled (`trace_pair`: runs named
+`eager` and the compiled mode, so the verdict, timeline, what fused into what and the animation draw it as a
+fusionviz run), or any two runs side by side in the Trace explorer (`pair_session`). Plain traces carry no
+timing outside the profiler, so a pair has none, and says so."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import dataclasses
 
 from fusionviz.errors import SessionFileError
 from fusionviz.records.config import RunConfig
-from fusionviz.records.session import Environment, Session
+from fusionviz.records.session import Environment, ModeRun, Session
 
 PAIR_MODEL = "your model"
 
@@ -22,7 +23,20 @@ def trace_pair(eager: Session, compiled: Session, mode: str = "default") -> Sess
             raise SessionFileError(f"{opened.label or side} is a fusionviz session, not a plain torch.profiler "
                                    f"trace: open it as a session instead of as the {side} trace")
     kind = compiled.environment.device_kind
-    runs = [dataclasses.replace(eager.runs[0], mode="eager"), dataclasses.replace(compiled.runs[0], mode=mode)]
     config = RunConfig(model=PAIR_MODEL, modes=("eager", mode), device="cuda" if kind == "cuda" else "cpu")
-    return Session(config=config, environment=Environment(device_name=f"{kind} traces", device_kind=kind), runs=runs,
-                   source="trace", label=f"{eager.label} (eager) + {compiled.label} ({mode})")
+    return _paired((eager.runs[0], "eager"), (compiled.runs[0], mode), config,
+                   Environment(device_name=f"{kind} traces", device_kind=kind),
+                   f"{eager.label} (eager) + {compiled.label} ({mode})")
+
+
+def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
+    """Two runs (from two files) as one session, their modes `A · label_a` and `B · label_b`."""
+    return _paired((a, f"A · {label_a}"), (b, f"B · {label_b}"), RunConfig(model="comparison"), Environment(),
+                   f"{label_a} vs {label_b}")
+
+
+def _paired(first: tuple[ModeRun, str], second: tuple[ModeRun, str], config: RunConfig, environment: Environment,
+            label: str) -> Session:
+    """The one builder of a pair: each run under its new mode name, in a session of plain traces."""
+    runs = [dataclasses.replace(run, mode=mode) for run, mode in (first, second)]
+    return Session(config=config, environment=environment, runs=runs, source="trace", label=label)

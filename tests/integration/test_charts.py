@@ -17,8 +17,9 @@ from fusionviz.errors import SessionFileError
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
-from fusionviz.records.files import open_file, pair_session
+from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
+from fusionviz.records.trace_pair import pair_session
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,10 @@ from typing import Any
 
 import pytest
 
+from fusionviz.analysis.report import trace_notes
 from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records.trace import idle_gaps, parse_trace
+from tests.synthetic import encoded
 
 
 def ev(name: str, cat: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
@@ -238,6 +240,46 @@ def test_stream_zero_is_a_stream() -> None:
         ev("Cijk_Ailk_Bljk_SB_MT64x64x16_SN", "kernel", 10, 5, tid=0, correlation=1, stream=0),
     ]})
     assert parsed.kernels.stream.tolist() == [0]
+
+
+# A ROCm 6.2 Kineto trace writes stream ids as hex text, on runtime calls (`hipMemcpyWithStream`) and device
+# events alike; read as their integers, counted in a note, never a refusal of the file.
+def test_rocm_hex_streams_are_read_as_integers() -> None:
+    parsed = parse_trace(encoded({"traceEvents": [
+        ev("ProfilerStep#1", "user_annotation", 0, 100),
+        ev("aten::copy_", "cpu_op", 5, 30, **{"External id": 3}),
+        ev("hipMemcpyWithStream", "cuda_runtime", 10, 8, correlation=1, stream="0x0", **{"External id": 3}),
+        ev("Memcpy HtoD (Host -> Device)", "gpu_memcpy", 20, 4, tid=2, correlation=1, stream="0x0"),
+        ev("hipLaunchKernel", "cuda_runtime", 40, 5, correlation=2),
+        ev("Cijk_Ailk_Bljk_SB_MT64x64x16_SN", "kernel", 50, 10, tid=2, correlation=2, stream="0x1f"),
+    ]}))
+    assert parsed.kernels.stream.tolist() == [0, 31]
+    assert list(parsed.kernels.kernel_class) == ["memory", "gemm"]
+    assert parsed.summary.display_as_given == {"stream": 2}
+    assert any("2 stream" in note for note in trace_notes(parsed.summary))
+
+
+# Triton's own profiler writes the launch grid as text (`"grid": "grid(100,)"`): shown as given, and counted.
+def test_a_triton_grid_given_as_text_is_shown_as_given() -> None:
+    parsed = parse_trace(encoded({"traceEvents": [
+        ev("ProfilerStep#1", "user_annotation", 0, 100),
+        ev("triton_poi_fused_add_0", "cpu_op", 5, 10, **{"External id": 4, "Input Dims": "[100]"}),
+        ev("cuLaunchKernel", "cuda_driver", 6, 3, correlation=9, **{"External id": 4}),
+        ev("triton_poi_fused_add_0", "kernel", 20, 5, tid=7, correlation=9, stream=7, grid="grid(100,)",
+           block=[128, 1, 1], **{"External id": 4}),
+    ]}, gz=False))
+    (row,) = parsed.kernel_rows
+    assert (row.grid, row.block, row.input_shapes) == ("grid(100,)", "128,1,1", "[100]")
+    assert parsed.summary.display_as_given == {"grid": 1, "Input Dims": 1}
+    assert any("1 grid, 1 Input Dims" in note for note in trace_notes(parsed.summary))
+
+
+def test_numbers_the_analysis_computes_with_stay_strict() -> None:
+    for field, value in (("ts", "12"), ("dur", [1]), ("correlation", "0x1")):
+        event = ev("k", "kernel", 20, 5, tid=7, correlation=9, stream=7)
+        (event["args"] if field == "correlation" else event)[field] = value
+        with pytest.raises(TraceError, match=f"event 1 \\(k\\) has .*{field}"):
+            parse_trace(encoded({"traceEvents": [ev("ProfilerStep#1", "user_annotation", 0, 100), event]}))
 
 
 # A torch 1.x trace (2020–2022): capitalised categories, `external id`, the kernel's stream in its thread name,
