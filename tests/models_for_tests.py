@@ -28,3 +28,15 @@ def hang(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.
 
 def tiny_mlp(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
     return nn.Sequential(nn.Linear(dim, dim), nn.ReLU()), (torch.randn(batch, dim),)
+
+
+def plain_names_ln_gelu(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """The zoo's linear_ln_gelu with Inductor's descriptive kernel names off (`cpp_fused_0`) in this worker
+    process from now on: give it a worker of its own."""
+    import torch._inductor.config
+
+    from fusionviz.measure.zoo import LinearLayerNormGelu
+
+    torch._inductor.config.cpp.descriptive_names = False  # type: ignore[assignment]
+    torch._inductor.config.triton.descriptive_names = False  # type: ignore[assignment]
+    return LinearLayerNormGelu(dim), (torch.randn(batch, dim),)

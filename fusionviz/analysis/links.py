@@ -1,16 +1,83 @@
-"""Which eager kernels each compiled kernel absorbed: links by op family, in launch order."""
+"""Which eager kernels each compiled kernel absorbed: from Inductor's provenance where the session holds it,
+else by op family in launch order (sessions and traces recorded without it)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import pandas as pd
 
+from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.provenance import KernelProvenance, compiled_graphs, iteration_provenance, iteration_sources
 from fusionviz.records.kernels import op_family
+from fusionviz.records.session import GraphNode, ModeRun, OpSource
 
 LINK_COLUMNS: dict[str, str] = {
     "eager_index": "row of the eager iteration's kernel table",
     "compiled_index": "row of the compiled iteration's kernel table",
     "family": "the op family they share (matmul, layer_norm, gelu...)",
 }
+
+
+LinkKind = Literal["provenance", "names"]
+
+
+@dataclass(frozen=True)
+class Links:
+    """The links of one steady iteration of two runs (`table`: LINK_COLUMNS), and what they come from:
+    "provenance" (Inductor's records and the eager ops' modules and lines) or "names" (op families)."""
+
+    kind: LinkKind
+    table: pd.DataFrame
+
+
+def run_links(eager: ModeRun, compiled: ModeRun) -> Links:
+    """The links between the representative iterations of an eager and a compiled run: from provenance when
+    the compiled run kept Inductor's records and the eager run its ops' lines, else by names."""
+    ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
+    if eager.op_sources and compiled_graphs(compiled):
+        return Links("provenance", provenance_links(ek, iteration_sources(eager), iteration_provenance(compiled),
+                                                    compiled.graph_nodes))
+    return Links("names", fusion_links(ek, ck))
+
+
+def provenance_links(eager: pd.DataFrame, sources: list[OpSource | None], provenance: list[KernelProvenance | None],
+                     nodes: list[GraphNode]) -> pd.DataFrame:
+    """Exact links: each eager op (its kernels, one unit) is the pre-grad node of the same module, line and op
+    family, the i-th such op the i-th such node; it links to each compiled kernel that computes that node.
+    An eager op no node matches by family (`table[idx]`, an `index` in eager, is a `getitem` node; the ops
+    inside a custom op) links to its line's kernel when that line (in its module) ended in exactly one."""
+    computes: dict[tuple[int, str], list[int]] = {}  # (Dynamo graph, pre-grad node) -> compiled kernels
+    for ci, prov in enumerate(provenance):
+        if prov is None or prov.dynamo_graph is None:
+            continue
+        for name in prov.computes:
+            kernels = computes.setdefault((prov.dynamo_graph, name), [])
+            if ci not in kernels:
+                kernels.append(ci)
+    queue: dict[tuple[str, str, str], list[GraphNode]] = {}
+    by_line: dict[tuple[str, str], set[int]] = {}
+    for node in nodes:
+        covered = computes.get((node.graph, node.name), [])
+        if covered:
+            queue.setdefault((node.module, node.source, op_family(node.op)), []).append(node)
+            by_line.setdefault((node.module, node.source), set()).update(covered)
+    links = []
+    for unit in _op_units(eager):
+        source = sources[unit[0]]
+        if source is None or not source.source:
+            continue
+        family = op_family(source.launch_op or str(eager.name.iloc[unit[0]]))
+        waiting = queue.get((source.module, source.source, family))
+        if waiting:
+            node = waiting.pop(0)
+            targets = computes[(node.graph, node.name)]
+        else:
+            line = by_line.get((source.module, source.source), set())
+            targets = sorted(line) if len(line) == 1 else []
+        links += [{"eager_index": ei, "compiled_index": ci, "family": family} for ci in targets for ei in unit]
+    return pd.DataFrame(links, columns=list(LINK_COLUMNS))
 
 
 def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,9 @@ Method (the reasons are in the README's "Measuring right"):
 1. compiled modes: the first call is timed alone as compile time, with Inductor's cache hits and misses;
 2. warm-up until steady (at least `warmup_calls`, then until three single calls agree within 25%);
 3. profiling: `profile_iterations` steady iterations, each synchronised and marked by `prof.step()`,
-   read back through the same trace reader as a user's trace.
+   read back through the same trace reader as a user's trace;
+4. provenance: compiled modes keep Inductor's records of what each kernel computes, from the compile itself;
+   eager runs one more, untimed, iteration that marks each op with its module and source line (`provenance`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from fusionviz.measure.harness import (
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
+from fusionviz.measure.provenance import op_sources, tracking
 from fusionviz.records.config import COMPILED_MODES, RunConfig
 from fusionviz.records.session import CacheState, CompileInfo, ModeRun
 from fusionviz.records.trace import parse_trace
@@ -59,10 +62,10 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
 def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
              device: torch.device, progress: Progress) -> None:
     compiled = mode in COMPILED_MODES
-    with listening() as listener:
+    with listening() as listener, tracking():
         if compiled:
             progress(f"{mode}: explaining graphs")
-            run.graph_count, run.graph_breaks = explain(model, inputs)
+            run.graph_count, run.graph_breaks, run.graph_nodes = explain(model, inputs)
         step = mode_step(config, mode, model, inputs, device)
         progress(f"{mode}: compiling" if compiled else f"{mode}: first call")
         sync(device)
@@ -87,6 +90,7 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
     run.cpu_ops = parsed.cpu_op_rows
     run.summary = parsed.summary
     run.output_code = listener.output_code
+    run.provenance = listener.provenance.graphs
     run.kernel_sources = kernel_sources(listener.output_code)
     for name, path in parsed.kernel_files.items():
         if name not in run.kernel_sources:
@@ -94,6 +98,9 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
                 run.kernel_sources[name] = Path(path).read_text()
     run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
     run.logs = listener.lines
+    if mode == "eager":  # eager_cuda_graph replays: no op runs to be marked
+        progress("eager: finding each op's module and line")
+        run.op_sources = op_sources(model, step, device)
 
 
 def _recompiles() -> int:

@@ -26,9 +26,10 @@ from torch._dynamo.utils import counters
 
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.environment import available_host_bytes
+from fusionviz.measure.provenance import Collector, graph_nodes
 from fusionviz.measure.zoo import ModelSpec, get_spec
 from fusionviz.records.config import GRAPHED_EAGER, RunConfig
-from fusionviz.records.session import GraphBreak
+from fusionviz.records.session import GraphBreak, GraphNode
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 TARGET_REPEAT_S = {"cuda": 0.025, "cpu": 0.03}
@@ -61,19 +62,25 @@ def check_fits(config: RunConfig, spec: ModelSpec) -> None:
 
 
 class _CompileListener(logging.Handler):
-    """Collects, while compiling, Inductor's generated code from the structured-trace logger (also on
-    FX-cache hits) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as information."""
+    """Collects, while compiling, Inductor's generated code and provenance artifacts from the structured-trace
+    logger (also on FX-cache hits) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as
+    information."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.output_code: list[str] = []
+        self.provenance = Collector()
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         metadata = getattr(record, "metadata", None)
         if metadata is not None:
-            if "inductor_output_code" in metadata and getattr(record, "payload", None):
-                self.output_code.append(record.payload)  # type: ignore[attr-defined]
+            payload = getattr(record, "payload", None)
+            if "inductor_output_code" in metadata and payload:
+                self.output_code.append(payload)
+                self.provenance.generated(len(self.output_code) - 1)
+            elif isinstance(metadata.get("artifact"), dict):
+                self.provenance.artifact(str(metadata["artifact"].get("name", "")), payload)
         elif record.levelno >= logging.WARNING and len(self.lines) < MAX_LOG_LINES:
             self.lines.append(f"{record.name}: {record.getMessage()}"[:500])
 
@@ -317,8 +324,10 @@ def profile(step: Callable[[], None], device: torch.device, iterations: int) -> 
         return json.loads(path.read_text())
 
 
-def explain(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[int, list[GraphBreak]]:
-    """Graph count and each break's reason with the user's source line (`torch._dynamo.explain`)."""
+def explain(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]
+            ) -> tuple[int, list[GraphBreak], list[GraphNode]]:
+    """Graph count, each break's reason with the user's source line, and the captured graphs' nodes with their
+    modules and lines (`torch._dynamo.explain`; Dynamo names the nodes as the compile's provenance does)."""
     reset_dynamo()
     result = torch._dynamo.explain(model)(*inputs)
     breaks = []
@@ -326,5 +335,6 @@ def explain(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[i
         frame = reason.user_stack[-1] if reason.user_stack else None
         where = f"{frame.filename}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}" if frame else ""
         breaks.append(GraphBreak(reason=str(reason.reason).split("\n")[0], user_frame=where))
+    nodes = graph_nodes(result.graphs)
     reset_dynamo()
-    return result.graph_count, breaks
+    return result.graph_count, breaks, nodes

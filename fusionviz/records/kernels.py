@@ -33,7 +33,7 @@ CLASS_DESCRIPTIONS: dict[str, str] = {
     "triton_reduction": "Inductor-generated Triton reduction (triton_red_*, persistent triton_per_*)",
     "triton_template": "Triton GEMM template with its epilogue fused in (triton_tem_*, max-autotune)",
     "triton": "Triton kernel whose name does not say its kind (torch 2.0-era triton__0d1d2d…, combo triton_for_*)",
-    "cpp_fused": "Inductor-generated C++ kernel on the CPU (cpp_fused_*)",
+    "cpp_fused": "Inductor-generated C++ kernel on the CPU (cpp_fused_*; cpp__<n> with descriptive names off)",
     "aten": "another eager kernel: ATen's own (elementwise, norm, softmax...) or a library's norm (cuDNN batch norm)",
     "copy": "copy or fill kernel: copy kernels, fills, layout conversions (NCHW↔NHWC), CUDA-graph input copies",
     "communication": "collective or point-to-point communication between devices (NCCL, RCCL)",
@@ -48,7 +48,7 @@ _CLASS_RULES: tuple[tuple[KernelClass, re.Pattern[str]], ...] = (
     ("triton_pointwise", re.compile(r"^triton_poi_")),
     ("triton_reduction", re.compile(r"^triton_(red|per)_")),
     ("triton", re.compile(r"^triton_")),
-    ("cpp_fused", re.compile(r"(^|_)cpp_fused_")),
+    ("cpp_fused", re.compile(r"(^|_)cpp_(?:fused_|_\d+$)")),  # cpp__0 where descriptive names are off
     ("communication", re.compile(r"^(?:nccl|rccl|msccl)")),
     ("copy", re.compile(r"(?i)memcpy|memset|copy_?kernel|CatArrayBatchedCopy|fill_kernel|FillFunctor"
                         r"|nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|convertTensor_kernel|rocclr_(?:copy|fill)")),

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and th
     import pandas as pd
 
 # 2: timing in interleaved rounds over several processes (`Session.timing`); ModeRun.latency is schema 1's.
-SCHEMA_VERSION = 2
+# 3: what fused into what, from Inductor's own records (`ModeRun.provenance`, `graph_nodes`) and the eager ops'
+#    modules and source lines (`ModeRun.op_sources`); older sessions hold none, and their links come from names.
+SCHEMA_VERSION = 3
 SESSION_KIND = "fusionviz.session"
 
 
@@ -36,6 +38,7 @@ RunStatus = Literal["ok", "error", "not_applicable"]
 CacheState = Literal["warm", "cold", "mixed", "unknown"]
 SessionSource = Literal["live", "recorded", "trace"]
 Timer = Literal["cuda_events", "perf_counter"]
+GraphCache = Literal["hit", "miss", "bypass", ""]
 
 
 @dataclass
@@ -161,6 +164,49 @@ class TraceSummary:
 
 
 @dataclass
+class GraphProvenance:
+    """Inductor's provenance artifacts for one compiled graph (a forward, or a train pass's backward), kept as
+    it emitted them on the structured-trace logger (`provenance_tracking_level = 1`); read in `analysis.provenance`.
+
+    `node_mappings` is the JSON of `inductor_provenance_tracking_node_mappings` (`cppCodeToPost`: each
+    `kernel:handle` to the post-grad nodes it computes, `postToPre`: those to the pre-grad nodes), `stack_traces`
+    that of `inductor_provenance_tracking_kernel_stack_traces` (each `kernel:handle` to the user's source lines).
+    `graph_key` is the FX-graph cache key the profiler's `## Call CompiledFxGraph <key> ##` names; `output_code`
+    the index of the graph's generated module in `ModeRun.output_code` (whose comments give the wrapper's call
+    order of the handles), -1 where none came."""
+
+    graph_key: str = ""
+    output_code: Int64 = -1
+    node_mappings: str = ""
+    stack_traces: str = ""
+    cache: GraphCache = ""  # the FX-graph cache's answer for this graph; "" where it gave none
+
+
+@dataclass
+class GraphNode:
+    """A node of a graph Dynamo captured (Inductor's pre-grad nodes), with the module it ran in and its line."""
+
+    graph: Count  # which captured graph, 0-based in capture order (a graph break starts the next)
+    name: str  # the node's name, as the provenance records' pre-grad nodes name it
+    op: str  # what it calls (`linear`, `relu`, `mul`, `view`)
+    module: str  # the module path it ran in (`net.1`); "" for the model itself
+    source: str  # the user's source line, "file:line"; "" where unknown
+    code: str = ""  # that line's text
+
+
+@dataclass
+class OpSource:
+    """An eager launching op's module and source line, from a profiling pass of its own (never a timed one):
+    one per kernel row of one eager iteration, in launch order."""
+
+    name: str  # the kernel row's name in that pass, to align it with the timed trace's rows
+    launch_op: str
+    module: str  # the module path it ran in (`net.1`); "" for the model itself or outside it
+    source: str  # the user's line that called it, "file:line"; "" outside the model (the backward pass)
+    code: str = ""  # that line's text
+
+
+@dataclass
 class ModeRun:
     """One mode's results. `status` is "ok", "error" or "not_applicable" (then `error` says why)."""
 
@@ -179,6 +225,9 @@ class ModeRun:
     output_code: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     trace_gz_b64: str | None = None
+    provenance: list[GraphProvenance] = field(default_factory=list)
+    graph_nodes: list[GraphNode] = field(default_factory=list)
+    op_sources: list[OpSource] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ import pytest
 
 from fusionviz.analysis.grid import grid_table
 from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.links import run_links
 from fusionviz.analysis.summary import comparisons
 from fusionviz.records.files import open_file
 from fusionviz.records.session import SCHEMA_VERSION, Session
@@ -27,10 +28,18 @@ def test_every_recorded_session_opens_and_names_its_machine(path: Path) -> None:
     session = open_file(path.read_bytes(), path.name)
     assert session.source == "recorded" and session.environment.device_name == "NVIDIA H200"
     assert session.environment.torch_version.startswith("2.11")
-    if session.sweep is None:  # the sweep predates the interleaved timing; every other file has it
-        assert session.schema_version == SCHEMA_VERSION
+    if session.sweep is None:  # the sweep predates the interleaved timing (schema 2); every other file has it
+        assert 2 <= session.schema_version <= SCHEMA_VERSION
         timed = session.timing or next(c.timing for c in session.grid.cells)  # type: ignore[union-attr]
         assert timed is not None and all(p.pinned_cpu is not None for p in timed.processes)
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
+def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> None:
+    session = open_file(path.read_bytes(), path.name)
+    eager = session.run("eager")
+    for run in (r for r in session.runs if r.ok and r.mode != "eager" and eager is not None and eager.ok):
+        assert run.provenance == [] and run_links(eager, run).kind == "names"
 
 
 def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:

@@ -23,6 +23,7 @@ from fusionviz.records.kernels import (
         ("triton_tem_fused_addmm_relu_0", "", "triton_template"),
         ("cpp_fused_gelu_native_layer_norm_0", "", "cpp_fused"),
         ("graph_3_cpp_fused_gelu_native_layer_norm_0", "", "cpp_fused"),
+        ("cpp__0", "", "cpp_fused"),  # descriptive kernel names off
         ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1", "aten::addmm", "gemm"),
         ("nvjet_tst_128x64_64x8_2x1_v_bz_coopA_NTN", "aten::addmm", "gemm"),
         ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(Params)", "aten::mm", "gemm"),

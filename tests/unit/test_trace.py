@@ -94,6 +94,15 @@ def test_cpu_kernels_are_top_level_compute_calls() -> None:
     assert list(regions.name) == ["Torch-Compiled Region: 0/0", "## Call CompiledFxGraph abc ##"]
 
 
+def test_a_cpp_kernel_without_a_descriptive_name_is_a_kernel() -> None:
+    """With Inductor's descriptive names off the C++ kernel is `cpp__0` (`graph_0_cpp__0` in the profiler)."""
+    trace = cpu_trace()
+    trace["traceEvents"][6] = ev("graph_0_cpp__0", "cpu_op", 50, 10)
+    k = parse_trace(trace).kernels
+    assert list(k.name) == ["aten::addmm", "cpp__0"] and list(k.kernel_class) == ["gemm", "cpp_fused"]
+    assert k.iloc[1].fused_ops == []
+
+
 def test_trace_without_steps_is_one_iteration() -> None:
     events = [e for e in gpu_trace()["traceEvents"] if not e["name"].startswith("ProfilerStep")]
     s = parse_trace({"traceEvents": events}).summary

@@ -1,0 +1,241 @@
+"""Which compiled kernel each launch was, and what it computed, from Inductor's own records (no torch).
+
+A session's compiled run keeps, per compiled graph, Inductor's provenance artifacts and its generated wrapper
+(`records.session.GraphProvenance`). The wrapper calls each kernel under a comment naming its debug handle
+(`# [Provenance debug handles] cpp_fused_relu_0:2`), in call order; a launch in the trace is matched to the next
+handle of its graph that it can be, in that order, so that two launches of one name (mlp's two
+`cpp_fused_relu_0` on the CPU, two `triton_poi_fused_addmm_relu_0` on a GPU) are two kernels with their own
+nodes and lines. An eager run keeps each launching op's module and line from a pass of its own
+(`records.session.OpSource`), aligned here with the timed trace's rows.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+import msgspec
+
+from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
+from fusionviz.records.session import GraphNode, GraphProvenance, ModeRun, OpSource
+
+PROVENANCE_VERSION = 2  # the major version of `inductor_provenance_tracking_node_mappings` this reads
+
+
+class _NodeMappings(msgspec.Struct):
+    cppCodeToPost: dict[str, list[str]] = {}  # Inductor's own field names
+    postToPre: dict[str, list[str]] = {}
+    version: float = 0.0
+
+
+_STACK_TRACES = msgspec.json.Decoder(dict[str, list[str]])
+_MAPPINGS = msgspec.json.Decoder(_NodeMappings)
+_HANDLE_COMMENT = re.compile(r"# \[Provenance debug handles\] (.+)$", re.MULTILINE)
+_CALL_ARGS = re.compile(r"def call\(self, args\):\s*\n\s*(.*?)\s*=\s*args\b")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+# Post-grad nodes that only reshape or pick (FX names them after their op: `view_5`, `getitem_1`): a kernel that
+# reaches a pre-grad node through these alone reads its result (the attention call reads the qkv GEMM's output
+# through views), it does not compute it.
+_VIEWS = frozenset({"view", "_unsafe_view", "reshape", "permute", "select", "slice", "expand", "t", "transpose",
+                    "unsqueeze", "squeeze", "as_strided", "alias", "unbind", "split"})
+_NODE_INDEX = re.compile(r"_\d+$")
+
+
+@dataclass(frozen=True)
+class KernelProvenance:
+    """What one compiled kernel (`handle`, as `kernel:n`) computes: the post-grad nodes, the pre-grad nodes
+    they came from (empty for a backward graph: Inductor maps only the forward's), and the user's lines."""
+
+    handle: str
+    post_grad: tuple[str, ...]
+    pre_grad: tuple[str, ...]
+    source: tuple[str, ...]  # "file:line", in the order Inductor lists them, each once
+    graph: int  # the compiled graph, an index into ModeRun.provenance
+    backward: bool
+    computes: tuple[str, ...] = ()  # the pre-grad nodes it computes, not only reads (see `_VIEWS`)
+    dynamo_graph: int | None = None  # the Dynamo graph (GraphNode.graph) its pre-grad nodes belong to
+
+    def as_json(self) -> dict[str, Any]:
+        """The `inspect --json` form."""
+        return {"handle": self.handle, "post_grad": list(self.post_grad), "pre_grad": list(self.pre_grad),
+                "source": list(self.source)}
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """One compiled graph's records, read: its wrapper's handles in call order and each handle's provenance."""
+
+    key: str
+    backward: bool
+    handles: tuple[str, ...]
+    kernels: dict[str, KernelProvenance]
+
+
+def compiled_graphs(run: ModeRun) -> list[CompiledGraph]:
+    """The run's compiled graphs whose records can be read (a graph whose artifacts are missing or malformed is
+    left out: its kernels keep no provenance)."""
+    graphs: list[CompiledGraph] = []
+    forward_seen = 0
+    for index, record in enumerate(run.provenance):
+        graph = _read(index, record, run.output_code)
+        if graph is None:
+            continue
+        if not graph.backward:
+            graph = _with_dynamo_graph(graph, forward_seen, run.graph_nodes)
+            forward_seen += 1
+        graphs.append(graph)
+    return graphs
+
+
+def _read(index: int, record: GraphProvenance, output_code: list[str]) -> CompiledGraph | None:
+    try:
+        traces = _STACK_TRACES.decode(record.stack_traces) if record.stack_traces else {}
+        mappings = _MAPPINGS.decode(record.node_mappings) if record.node_mappings else _NodeMappings()
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if mappings.version and int(mappings.version) != PROVENANCE_VERSION:
+        return None
+    code = output_code[record.output_code] if 0 <= record.output_code < len(output_code) else ""
+    handles = tuple(h.strip() for line in _HANDLE_COMMENT.findall(code) for h in line.split(",") if h.strip())
+    if not handles:
+        handles = tuple(traces) or tuple(mappings.cppCodeToPost)
+    if not handles:
+        return None
+    args = _CALL_ARGS.search(code)
+    backward = bool(args and "tangents_" in args.group(1))
+    kernels = {}
+    for handle in handles:
+        post = tuple(mappings.cppCodeToPost.get(handle, ()))
+        pre = tuple(dict.fromkeys(p for node in post for p in mappings.postToPre.get(node, ())))
+        computes = tuple(dict.fromkeys(p for node in post if _NODE_INDEX.sub("", node) not in _VIEWS
+                                       for p in mappings.postToPre.get(node, ())))
+        lines = tuple(dict.fromkeys(line for t in traces.get(handle, ()) if (line := _line(t))))
+        kernels[handle] = KernelProvenance(handle=handle, post_grad=post, pre_grad=pre, source=lines, graph=index,
+                                           backward=backward, computes=computes)
+    return CompiledGraph(record.graph_key, backward, handles, kernels)
+
+
+def _line(stack_trace: str) -> str:
+    """The innermost frame of a stack trace, as "file:line"."""
+    frames = _FRAME.findall(stack_trace)
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
+
+
+def _with_dynamo_graph(graph: CompiledGraph, nth_forward: int, nodes: list[GraphNode]) -> CompiledGraph:
+    """The Dynamo graph whose nodes the compiled graph's pre-grad nodes are: the forward graphs compile in
+    Dynamo's capture order; checked by name, else the first graph holding every name."""
+    names = {p for k in graph.kernels.values() for p in k.pre_grad}
+    by_graph: dict[int, set[str]] = {}
+    for node in nodes:
+        by_graph.setdefault(node.graph, set()).add(node.name)
+    order = [nth_forward] + sorted(g for g in by_graph if g != nth_forward)
+    chosen = next((g for g in order if g in by_graph and names <= by_graph[g]), None)
+    kernels = {h: replace(k, dynamo_graph=chosen) for h, k in graph.kernels.items()}
+    return CompiledGraph(graph.key, graph.backward, graph.handles, kernels)
+
+
+_GEMM_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "addmv"})
+
+
+def _fits(row: KernelRow, handle: str) -> bool:
+    """Whether a launch can be the kernel a handle names: a generated kernel by its name; a library call
+    (`extern_kernels.addmm`) by its launching op, or, replayed in a CUDA graph (no launching op), as a GEMM;
+    a fallback op (`torch.ops.aten.x.default`, a custom op) by its launching op."""
+    name = handle.rpartition(":")[0]
+    if name.startswith("extern_kernels."):
+        op = name.removeprefix("extern_kernels.")
+        if row.launch_op == f"aten::{op}":
+            return True
+        return not row.launch_op.startswith("aten::") and row.kernel_class == "gemm" and op in _GEMM_OPS
+    if name.startswith("torch.ops."):
+        parts = name.split(".")
+        return len(parts) >= 4 and row.launch_op == f"{parts[2]}::{parts[3]}"
+    return row.name == name
+
+
+def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
+    """For each of the run's kernel records (in stored order), the compiled kernel it was, or None (an eager
+    run, a kernel Inductor did not generate or call, a session without provenance).
+
+    A launch inside a compiled graph's call (its `graph` key) takes the next handle of that graph it fits, in
+    the wrapper's call order; none further on means the graph was called again, and the search starts over.
+    A launch with no graph key and no launching op (a CUDA-graph replay) searches the run's graphs, the latest
+    matched first. Kernels of one op call (a GEMM split in two) share their op's handle."""
+    graphs = compiled_graphs(run)
+    if not graphs:
+        return [None] * len(run.kernels)
+    by_key = {g.key: i for i, g in enumerate(graphs) if g.key}
+    cursor = [-1] * len(graphs)
+    found: list[KernelProvenance | None] = []
+    last: tuple[int, int, int, KernelProvenance] | None = None  # iteration, op_id, graph of the latest match
+    for row in run.kernels:
+        if last is not None and row.op_id != -1 and (row.iteration, row.op_id) == last[:2]:
+            found.append(last[3])
+            continue
+        if row.kernel_class == MEMORY_CLASS:
+            candidates: list[int] = []
+        elif row.graph:
+            candidates = [by_key[row.graph]] if row.graph in by_key else []
+        elif "::" not in row.launch_op:  # replayed: launched by cudaGraphLaunch, not by an op
+            latest = last[2] if last is not None else 0
+            candidates = [latest] + [g for g in range(len(graphs)) if g != latest]
+        else:
+            candidates = []  # an op outside compiled code (the loss, the optimizer)
+        match = None
+        for g in candidates:
+            position = _next_fit(row, graphs[g].handles, cursor[g])
+            if position is not None:
+                cursor[g] = position
+                match = graphs[g].kernels[graphs[g].handles[position]]
+                last = (row.iteration, row.op_id, g, match)
+                break
+        found.append(match)
+    return found
+
+
+def _next_fit(row: KernelRow, handles: tuple[str, ...], after: int) -> int | None:
+    for position in [*range(after + 1, len(handles)), *range(0, after + 1)]:
+        if _fits(row, handles[position]):
+            return position
+    return None
+
+
+def iteration_provenance(run: ModeRun, iteration: int | None = None) -> list[KernelProvenance | None]:
+    """`kernel_provenance` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
+    return _of_iteration(run, kernel_provenance(run), iteration)
+
+
+def op_sources(run: ModeRun) -> list[OpSource | None]:
+    """For each kernel record of an eager run, its launching op's module and line, or None: the marked pass's
+    rows aligned with each profiled iteration's by name (a row either side may be missing)."""
+    found: list[OpSource | None] = [None] * len(run.kernels)
+    if not run.op_sources:
+        return found
+    marked = [s.name for s in run.op_sources]
+    rows_of: dict[int, list[int]] = {}
+    for i, row in enumerate(run.kernels):
+        rows_of.setdefault(row.iteration, []).append(i)
+    for rows in rows_of.values():
+        names = [run.kernels[i].name for i in rows]
+        matcher = difflib.SequenceMatcher(a=names, b=marked, autojunk=False)
+        for block in matcher.get_matching_blocks():
+            for k in range(block.size):
+                found[rows[block.a + k]] = run.op_sources[block.b + k]
+    return found
+
+
+def iteration_sources(run: ModeRun, iteration: int | None = None) -> list[OpSource | None]:
+    """`op_sources` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
+    return _of_iteration(run, op_sources(run), iteration)
+
+
+def _of_iteration(run: ModeRun, values: list[Any], iteration: int | None) -> list[Any]:
+    """The values of one iteration's kernel records, in launch order (records are stored in iteration and start
+    order, as `kernel_tables.one_iteration` sorts them), memory operations left out."""
+    if iteration is None:
+        iteration = run.summary.representative_iteration if run.summary else 0
+    picked = [(row.start_us, v) for row, v in zip(run.kernels, values, strict=True)
+              if row.iteration == iteration and row.kernel_class != MEMORY_CLASS]
+    return [v for _, v in sorted(picked, key=lambda p: p[0])]

@@ -1,0 +1,211 @@
+"""What fused into what, as the compiler recorded it, and where each eager op came from. Runs in the worker.
+
+Compiled modes: with `provenance_tracking_level = 1` Inductor emits, for each graph it compiles (a forward, a
+train pass's backward; on an FX-graph-cache hit too), which post-grad and pre-grad nodes each generated kernel
+computes (by `kernel:handle`) and the user's source lines; `Collector` keeps them raw (`GraphProvenance`).
+Dynamo's captured graphs (`torch._dynamo.explain`'s) give each pre-grad node its module path and line
+(`graph_nodes`): the provenance records name nodes only.
+
+Eager: `op_sources` profiles one more iteration of its own, in which each top-level torch call of the model is
+marked by a profiler range naming the module it ran in and the user's line that made it. The profiler's own
+Python stacks (`with_stack`, `with_modules`) cannot say either: they record function entries (`zoo.py(43):
+forward`, the `def` line, for a call on line 44) and modules by class and counter (`nn.Module: ReLU_1`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import linecache
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch._inductor.config
+from torch.overrides import TorchFunctionMode
+
+from fusionviz.records.session import GraphCache, GraphNode, GraphProvenance, OpSource
+from fusionviz.records.trace import parse_trace
+
+NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
+STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
+_CACHE_ANSWERS: dict[str, GraphCache] = {"fx_graph_cache_miss": "miss", "fx_graph_cache_hit": "hit",
+                                          "fx_graph_cache_bypass": "bypass"}
+
+
+def tracking() -> contextlib.AbstractContextManager[None]:
+    """Inductor records provenance while compiling inside this (the setting is part of its cache key)."""
+    return torch._inductor.config.patch({"trace.provenance_tracking_level": 1})
+
+
+class Collector:
+    """Groups the structured-trace records of each compiled graph as they arrive: its generated module first,
+    then its two provenance artifacts, then the FX-graph cache's answer with the graph's key."""
+
+    def __init__(self) -> None:
+        self.graphs: list[GraphProvenance] = []
+
+    def generated(self, output_code: int) -> None:
+        """A graph's generated module arrived, as `output_code` in the listener's list: a new graph begins."""
+        self.graphs.append(GraphProvenance(output_code=output_code))
+
+    def artifact(self, name: str, payload: Any) -> None:
+        field = {NODE_MAPPINGS: "node_mappings", STACK_TRACES: "stack_traces"}.get(name)
+        if name in _CACHE_ANSWERS:
+            field = "cache"
+        if field is None or not isinstance(payload, str):
+            return
+        if not self.graphs or getattr(self.graphs[-1], field):
+            self.graphs.append(GraphProvenance())  # an artifact with no generated module before it
+        graph = self.graphs[-1]
+        if field == "cache":
+            graph.cache = _CACHE_ANSWERS[name]
+            with contextlib.suppress(ValueError, AttributeError):
+                graph.graph_key = str(json.loads(payload).get("key") or "")
+        else:
+            setattr(graph, field, payload)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_ROOT = re.compile(r"^L\['self'\]\.?")
+
+
+def graph_nodes(graphs: list[torch.fx.GraphModule]) -> list[GraphNode]:
+    """The call nodes of Dynamo's captured graphs, with the module each ran in and the user's line."""
+    nodes = []
+    for index, gm in enumerate(graphs):
+        for node in gm.graph.nodes:
+            if node.op not in ("call_function", "call_method", "call_module"):
+                continue
+            stack = node.meta.get("nn_module_stack") or {}
+            module = module_path(list(stack.values())[-1][0]) if stack else ""
+            frames = _FRAME.findall(node.meta.get("stack_trace") or "")
+            source = f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
+            op = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target))
+            nodes.append(GraphNode(graph=index, name=node.name, op=op, module=module, source=source,
+                                   code=_code(source)))
+    return nodes
+
+
+def module_path(dynamo_path: str) -> str:
+    """Dynamo's module path (`L['self'].net.1`, older `L['self']._modules['net'][1]`) as named_modules names
+    it (`net.1`); "" for the model itself."""
+    path = _ROOT.sub("", dynamo_path)
+    path = re.sub(r"\._modules\['([^']+)'\]|^_modules\['([^']+)'\]", lambda m: "." + (m.group(1) or m.group(2)), path)
+    return re.sub(r"\[(\d+)\]", r".\1", path).strip(".")
+
+
+SOURCE_MARK = "fusionviz.source "
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+class _SourceMarks(TorchFunctionMode):
+    """Wraps each top-level torch call made inside the model in a profiler range `fusionviz.source <module> @
+    <file:line>`; calls made outside the model's modules (the loss, `backward`) are left unmarked."""
+
+    def __init__(self, modules: list[str]) -> None:
+        super().__init__()
+        self.modules = modules  # the module path stack, kept by the forward hooks
+
+    def __torch_function__(self, func: Callable[..., Any], types: Any, args: Any = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        if not self.modules:
+            return func(*args, **(kwargs or {}))
+        with torch.profiler.record_function(f"{SOURCE_MARK}{self.modules[-1]} @ {_user_line()}"):
+            return func(*args, **(kwargs or {}))
+
+
+def _user_line() -> str:
+    """The innermost caller outside torch and this module: the user's line that made the call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not file.startswith(_TORCH_DIR) and file != __file__:
+            return f"{file}:{frame.f_lineno}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
+
+
+@contextlib.contextmanager
+def _marking(model: torch.nn.Module) -> Iterator[None]:
+    paths = {id(m): name for name, m in model.named_modules()}
+    stack: list[str] = []
+
+    def enter(module: torch.nn.Module, args: Any) -> None:
+        stack.append(paths.get(id(module), type(module).__name__))
+
+    def leave(module: torch.nn.Module, args: Any, output: Any) -> None:
+        if stack:
+            stack.pop()
+
+    hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
+             torch.nn.modules.module.register_module_forward_hook(leave)]
+    try:
+        with _SourceMarks(stack):
+            yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def op_sources(model: torch.nn.Module, step: Callable[[], None], device: torch.device) -> list[OpSource]:
+    """Profile one marked iteration (after the timed and profiled ones: the marks cost time) and give each of
+    its kernel rows, in launch order, the module and line of the op that launched it."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace.json"
+        with torch.profiler.profile(activities=activities) as prof:
+            with _marking(model):
+                step()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        prof.export_chrome_trace(str(path))
+        trace = json.loads(path.read_text())
+    return sources_of(trace)
+
+
+def sources_of(trace: dict[str, Any]) -> list[OpSource]:
+    """Each kernel row of a marked trace (one window), with its launching op's mark."""
+    ops: dict[int, dict[str, Any]] = {}
+    marks: dict[Any, list[tuple[float, float, str]]] = {}
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") != "X":
+            continue
+        if e.get("cat") == "cpu_op" and isinstance((e.get("args") or {}).get("External id"), int):
+            ops.setdefault(e["args"]["External id"], e)
+        elif e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(SOURCE_MARK):
+            marks.setdefault((e.get("pid"), e.get("tid")), []).append(
+                (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e["name"].removeprefix(SOURCE_MARK)))
+    for spans in marks.values():
+        spans.sort()
+    sources = []
+    for row in parse_trace(trace).kernel_rows:
+        op = ops.get(row.op_id)
+        label = _mark_of(op, marks) if op is not None else ""
+        module, _, source = label.partition(" @ ")
+        sources.append(OpSource(name=row.name, launch_op=row.launch_op, module=module, source=source,
+                                code=_code(source)))
+    return sources
+
+
+def _code(source: str) -> str:
+    """The text of a "file:line" source line, as the worker reads it."""
+    file, _, line = source.rpartition(":")
+    return linecache.getline(file, int(line)).strip() if line.isdigit() else ""
+
+
+def _mark_of(op: dict[str, Any], marks: dict[Any, list[tuple[float, float, str]]]) -> str:
+    """The mark around an op event (marks of one thread do not nest: inside a marked call the mode is off)."""
+    spans = marks.get((op.get("pid"), op.get("tid")), [])
+    i = bisect.bisect_right(spans, (float(op["ts"]), float("inf"), "")) - 1
+    if i >= 0 and spans[i][1] >= float(op["ts"]):
+        return spans[i][2]
+    return ""
