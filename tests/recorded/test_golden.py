@@ -22,12 +22,15 @@ INPUTS = [*sorted(DATA.glob("*.json.gz")), ROOT / "sessions" / "h200_graph_break
 
 # Inductor numbers its kernels in the order it generates them (`triton_poi_fused_add_3`, `cpp_fused_mul_0`).
 KERNEL_INDEX = re.compile(r"\b((?:triton_(?:poi|red|per|tem)|cpp)_fused\w*?)_\d+\b")
+# A recorded session keeps the paths of the checkout it was recorded in (`/work/main/fusionviz/zoo.py`).
+CHECKOUT_PATH = re.compile(r"(?<![\w.])/(?:[\w.-]+/)+?(?=(?:fusionviz|tests|sessions)/)")
 DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 
 
 def normalised(text: str) -> str:
-    """`text` with the checkout's path, dates and kernel-name indices written the same on every machine."""
-    text = text.replace(f"{ROOT}/", "")
+    """`text` with paths into a checkout (this one's, or the one a session was recorded in), dates and kernel-name
+    indices written the same on every machine."""
+    text = CHECKOUT_PATH.sub("", text.replace(f"{ROOT}/", ""))
     return KERNEL_INDEX.sub(r"\1_N", DATE.sub("<date>", text))
 
 
