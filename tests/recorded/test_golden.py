@@ -30,7 +30,7 @@ DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?
 def normalised(text: str) -> str:
     """`text` with paths into a checkout (this one's, or the one a session was recorded in), dates and kernel-name
     indices written the same on every machine."""
-    text = CHECKOUT_PATH.sub("", text.replace(f"{ROOT}/", ""))
+    text = CHECKOUT_PATH.sub("", text).replace(f"{ROOT}/", "")
     return KERNEL_INDEX.sub(r"\1_N", DATE.sub("<date>", text))
 
 
