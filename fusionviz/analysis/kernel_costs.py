@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
-from fusionviz.analysis.ladder import gpu_time_us
 from fusionviz.analysis.op_costs import Cost, op_cost
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.kernels import MEMORY_CLASS
@@ -135,6 +134,12 @@ def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> No
         seen_here[key_here] += 1
         if i in missing:
             costs[i] = lent.get((row.name, occurrence))
+
+
+def gpu_time_us(run: ModeRun) -> float:
+    """Kernel time per profiled iteration (kernels' durations summed; memory operations apart)."""
+    iterations = max(run.summary.iterations if run.summary else 1, 1)
+    return sum(float(r.dur_us) for r in run.kernels if r.kernel_class != MEMORY_CLASS) / iterations
 
 
 def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype: str) -> Achieved | None:

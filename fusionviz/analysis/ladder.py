@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusionviz.analysis.kernel_costs import gpu_time_us
 from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table, speedup_estimates
 from fusionviz.records.config import GRAPHED_EAGER
-from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import ModeRun, Session
 
 MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
@@ -70,12 +70,6 @@ class Step:
     gpu_delta_us: float | None
     mechanism: str
     not_applicable: str | None = None
-
-
-def gpu_time_us(run: ModeRun) -> float:
-    """Kernel time per profiled iteration (kernels' durations summed; memory operations apart)."""
-    iterations = max(run.summary.iterations if run.summary else 1, 1)
-    return sum(float(r.dur_us) for r in run.kernels if r.kernel_class != MEMORY_CLASS) / iterations
 
 
 def host_time_us(run: ModeRun) -> float:

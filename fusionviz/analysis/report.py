@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
 from fusionviz.analysis.trace_stats import as_records, idle_breakdown, kernel_ranking
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun, Session, TraceSummary
@@ -31,7 +32,12 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
     kernels launched outside every iteration; `iterations_from` is "steps", "trace" (no steps: the whole
     trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`); `top_kernels` the
     `top` kernel names by total time over all iterations (all of them when `top` is None) out of
-    `distinct_kernels`; `idle` where each iteration's GPU time went (`trace_stats.StepIdle`)."""
+    `distinct_kernels`; `idle` where each iteration's GPU time went (`trace_stats.StepIdle`).
+
+    The accounting (`kernel_costs`, `ladder`): each kernel's `bytes` ({"read", "written", "total", "source"};
+    read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
+    "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration` and `gpu_time_us`; per session
+    `ceilings` ({"copy_gbps", "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`)."""
     env = session.environment
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
@@ -41,8 +47,22 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
                   f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
         device = env.device_name or c.device
     timed = _timing_report(session)
+    costs = session_costs(session, session.ceilings)
     return {"source": source,
-            "runs": [_run_report(r, device, env.device_kind, top) | timed.get(r.mode, NOT_TIMED) for r in session.runs]}
+            "runs": [_run_report(r, device, env.device_kind, top, costs.get(r.mode)) | timed.get(r.mode, NOT_TIMED)
+                     for r in session.runs],
+            "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
+                                                               "matmul_tflops": dict(session.ceilings.matmul_tflops)},
+            "ladder": _ladder_report(session)}
+
+
+def _ladder_report(session: Session) -> list[dict[str, Any]]:
+    """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
+    if session.timing is None:
+        return []
+    from fusionviz.analysis.ladder import ladder, ladder_fields
+
+    return ladder_fields(ladder(session))
 
 
 NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}
@@ -70,14 +90,20 @@ def _timing_report(session: Session) -> dict[str, dict[str, Any]]:
     return timed
 
 
-def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None) -> dict[str, Any]:
+def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
+                costs: RunCosts | None) -> dict[str, Any]:
     summary = run.summary
-    if summary is None:
+    if summary is None or costs is None:
         return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
                 "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
                 "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
-                "distinct_kernels": 0, "idle": []}
+                "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "gpu_time_us": 0.0}
     rows = _iteration_rows(run, summary.representative_iteration)
+    index = {id(r): i for i, r in enumerate(run.kernels)}
+
+    def kernel(r: KernelRow) -> dict[str, Any]:
+        i = index[id(r)]
+        return _row(r) | cost_fields(costs.costs[i], costs.achieved[i])
     ranking = kernel_ranking(run)
     return {
         "label": run.mode, "device": device, "iterations": summary.iterations,
@@ -87,11 +113,12 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None) ->
         "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
         "gpu_busy_fraction": summary.busy_fraction if device_kind == "cuda" else None,
         "notes": trace_notes(summary),
-        "kernels": [_row(r) for r in rows if r.kernel_class != MEMORY_CLASS],
+        "kernels": [kernel(r) for r in rows if r.kernel_class != MEMORY_CLASS],
         "memory_ops": [_row(r) for r in rows if r.kernel_class == MEMORY_CLASS],
         "top_kernels": as_records(ranking if top is None else ranking[:top]),
         "distinct_kernels": len(ranking),
         "idle": as_records(idle_breakdown(run)),
+        "bytes_per_iteration": costs.bytes_per_iteration, "gpu_time_us": costs.gpu_time_us,
     }
 
 

@@ -22,6 +22,9 @@ class Run:
                             help=f"comma-separated: {','.join(MODES[:3])},...")
         parser.add_argument("--cold-compile", action="store_true",
                             help="compile in a fresh process with an empty cache")
+        parser.add_argument("--recalibrate", action="store_true",
+                            help="measure the device's ceilings (copy bandwidth, matmul rates) again instead of "
+                                 "reading them from the cache of an earlier run")
         parser.add_argument("--naive-calls", type=int, default=0,
                             help="also run the naive snippet (no warm-up, wall clock) with this many calls, for the "
                                  "methodology view")
@@ -37,7 +40,7 @@ class Run:
         writable(args.out)
         for warning in warnings_for(config):
             note(f"note: {warning}")
-        session = run_session(config, Ticker(), naive_calls=args.naive_calls)
+        session = run_session(config, Ticker(), naive_calls=args.naive_calls, recalibrate=args.recalibrate)
         path = session.save(args.out)
         write(frame(summary_table(session)[SHOWN], digits=4))
         for run in session.runs:

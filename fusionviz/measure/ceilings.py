@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
-from fusionviz.measure.harness import TORCH_DTYPES, sync, time_calls
+from fusionviz.measure.environment import environment
+from fusionviz.measure.harness import TORCH_DTYPES, sync, time_calls, use_threads
 from fusionviz.records.ceilings import Ceilings
+from fusionviz.records.config import RunConfig
 from fusionviz.records.decode import DecodeError, decode
 
 # (bytes copied, n of the n × n matmul): large enough to leave the caches and fill the device, short enough for a
@@ -45,6 +47,15 @@ def cache_path(folder: Path, device_name: str, torch_version: str, threads: int)
     """The file of one calibration: named by device, torch version and (on the CPU) thread count."""
     key = f"{device_name}-torch{torch_version}" + (f"-{threads}threads" if threads else "")
     return folder / ("ceilings-" + re.sub(r"[^A-Za-z0-9.+-]+", "_", key) + ".json")
+
+
+def of_config(config: RunConfig, *, redo: bool = False) -> Ceilings:
+    """The ceilings of a configuration's device, at its thread count on the CPU (cached, or calibrated now)."""
+    use_threads(config.threads)
+    device = torch.device(config.device)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    return ceilings(device, environment(config.device).device_name, redo=redo)
 
 
 def ceilings(device: torch.device, device_name: str, *, redo: bool = False, folder: Path | None = None,

@@ -21,6 +21,8 @@ from fusionviz.errors import ConfigError, FusionvizError, WorkerError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
+    CeilingsJob,
+    CeilingsReply,
     Device,
     DevicesJob,
     DevicesReply,
@@ -36,6 +38,7 @@ from fusionviz.measure.protocol import (
     TimingReply,
 )
 from fusionviz.measure.worker import Worker
+from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
 from fusionviz.records.decode import decode
 from fusionviz.records.session import (
@@ -109,12 +112,13 @@ def list_devices(worker: Worker, timeout_s: float = 120.0) -> list[Device]:
 
 
 def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None,
-                naive_calls: int = 0) -> Session:
+                naive_calls: int = 0, recalibrate: bool = False) -> Session:
     """Capture every mode of `config` in a worker, time the modes that ran in fresh workers, and return the
     session; with `naive_calls`, also the naive snippet's measurement of the first compiled mode, so that
-    the methodology view can be shown from the session alone. Raises ConfigError before any work when the
-    configuration cannot run; errors of single modes are kept in their ModeRun, errors of a timing process
-    in its TimingProcess."""
+    the methodology view can be shown from the session alone. The device's ceilings come from the cache of
+    an earlier calibration, or are calibrated now (always, with `recalibrate`). Raises ConfigError before any
+    work when the configuration cannot run; errors of single modes are kept in their ModeRun, errors of a
+    timing process in its TimingProcess."""
     config = validate(config, known_models=set(CATALOG))
     load_before = machine_load()
     environment: Environment | None = None
@@ -134,6 +138,7 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
                 continue
             environment = environment or reply.environment
             runs.append(reply.run)
+        ceilings = _ceilings(chosen, config, recalibrate, progress) if any(r.ok for r in runs) else None
         ran = tuple(r.mode for r in runs if r.ok)
         compiled = [m for m in ran if m != "eager"]
         naive = None
@@ -145,7 +150,16 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),
-                   runs=runs, timing=timing, naive=naive, source="live")
+                   runs=runs, timing=timing, naive=naive, ceilings=ceilings, source="live")
+
+
+def _ceilings(worker: Worker, config: RunConfig, redo: bool, progress: Progress | None) -> Ceilings | None:
+    """The device's ceilings (cached per device, or calibrated: a few seconds); a failure leaves them out."""
+    try:
+        reply: CeilingsReply = _ask(worker, CeilingsJob(config, redo), CeilingsReply, progress, config.timeout_s)
+    except WorkerError:
+        return None
+    return reply.ceilings
 
 
 def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,

@@ -7,6 +7,8 @@ import torch
 from fusionviz.measure import capture
 from fusionviz.measure.environment import environment
 from fusionviz.measure.protocol import (
+    CeilingsJob,
+    CeilingsReply,
     Device,
     DevicesJob,
     DevicesReply,
@@ -33,6 +35,11 @@ def handle(job: Job, progress: Progress) -> Reply:
         from fusionviz.measure import timing
 
         return TimingReply(timing=timing.time_modes(job.config, list(job.modes), job.index, progress))
+    if isinstance(job, CeilingsJob):
+        from fusionviz.measure import ceilings
+
+        progress("calibrating the device's ceilings" if job.redo else "the device's ceilings")
+        return CeilingsReply(ceilings=ceilings.of_config(job.config, redo=job.redo))
     if isinstance(job, NaiveJob):
         from fusionviz.measure import naive
 

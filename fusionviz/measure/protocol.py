@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.decode import Int64, decode
 from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess
@@ -66,8 +67,18 @@ class SweepJob:
     op: ClassVar[str] = "sweep"
 
 
-Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob
-JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, NaiveJob, SweepJob)}
+@dataclass(frozen=True)
+class CeilingsJob:
+    """The ceilings of the configuration's device (at its thread count): cached, or calibrated (`redo`: always)."""
+
+    config: RunConfig
+    redo: bool = False
+    op: ClassVar[str] = "ceilings"
+
+
+Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob | CeilingsJob
+JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, NaiveJob, SweepJob,
+                                                       CeilingsJob)}
 
 
 @dataclass
@@ -103,7 +114,12 @@ class SweepReply:
     sweep: Sweep
 
 
-Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply
+@dataclass
+class CeilingsReply:
+    ceilings: Ceilings
+
+
+Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply | CeilingsReply
 
 
 def encode_job(job: Job) -> dict[str, Any]:

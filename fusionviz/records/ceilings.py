@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fusionviz.records.decode import Count, Positive
+
 
 @dataclass
 class Ceilings:
@@ -16,10 +18,10 @@ class Ceilings:
 
     device_name: str
     torch_version: str
-    copy_gbps: float
-    matmul_tflops: dict[str, float] = field(default_factory=dict)
-    copy_bytes: int = 0  # the size of the buffer copied
-    matmul_sizes: dict[str, int] = field(default_factory=dict)  # n of each dtype's n × n × n matmul
-    threads: int = 0  # torch's CPU thread count during the calibration (the CPU's figures depend on it)
+    copy_gbps: Positive
+    matmul_tflops: dict[str, Positive] = field(default_factory=dict)
+    copy_bytes: Count = 0  # the size of the buffer copied
+    matmul_sizes: dict[str, Count] = field(default_factory=dict)  # n of each dtype's n × n × n matmul
+    threads: Count = 0  # torch's CPU thread count during the calibration (the CPU's figures depend on it)
     measured_at: str = ""
-    vendor: dict[str, float] = field(default_factory=dict)  # "copy_gbps", "matmul_tflops.<dtype>"
+    vendor: dict[str, Positive] = field(default_factory=dict)  # "copy_gbps", "matmul_tflops.<dtype>"

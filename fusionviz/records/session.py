@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from fusionviz.errors import ConfigError, SessionFileError
+from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, validate
 from fusionviz.records.decode import INT64, Count, DecodeError, Finite, Int64, Positive, decode, shown
 from fusionviz.records.kernels import KERNEL_COLUMNS, CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
@@ -327,6 +328,7 @@ class Session:
     timing: Timing | None = None
     naive: NaiveResult | None = None  # the naive snippet's figures for the first compiled mode, when asked for
     grid: Grid | None = None
+    ceilings: Ceilings | None = None  # the device's measured bandwidth and matmul rates (`measure.ceilings`)
     source: SessionSource = "live"  # "live", "recorded" (a file) or "trace" (a plain profiler trace)
     label: str = ""
     schema_version: Int64 = SCHEMA_VERSION
