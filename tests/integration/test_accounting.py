@@ -89,3 +89,7 @@ def test_the_ladder_on_the_cpu(chain_session: Session) -> None:
     assert fusion.delta_us.median < 0 and fusion.gpu_delta_us is None
     assert fusion.mechanism.startswith("fusion, launched from Python: ") and "per call faster" in fusion.mechanism
     assert rung.delta_us is None and rung.not_applicable == graphed.error
+    # the session keeps the device's ceilings, at the workers' thread count
+    ceilings = chain_session.ceilings
+    assert ceilings is not None and ceilings.copy_gbps > 0 and ceilings.threads == chain_session.config.threads
+    assert set(ceilings.matmul_tflops) == {"float32", "bfloat16", "float16"}
