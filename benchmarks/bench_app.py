@@ -86,7 +86,8 @@ CLICK_KERNEL = TIMELINE_PLOT + """  const xa = plot._fullLayout.xaxis, ya = plot
   const box = plot.querySelector('.nsewdrag').getBoundingClientRect();
   const click = plot._fullData.find(t => t.name === 'click');  // the markers a click selects a kernel by
   if (click) {
-    const i = Math.max(0, click.customdata.findIndex(c => c[7] === 'gemm'));
+    const kind = click.meta.fields.indexOf('kind');  // customdata by name (charts/customdata.py)
+    const i = Math.max(0, click.customdata.findIndex(c => c[kind] === 'gemm'));
     return {x: box.left + xa.l2p(click.x[i]), y: box.top + ya.l2p(click.y[i])};
   }
   const bars = plot._fullData.find(t => t.name === 'gemm');  // a small timeline: SVG bars

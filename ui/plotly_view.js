@@ -1,5 +1,5 @@
 // One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
-// point or a box drawn on it goes back to Python as a trigger value. plotly.js (its module as fusionvizPlotly,
+// point (its customdata by field name) or a box drawn on it goes back to Python as a trigger value. plotly.js (its module as fusionvizPlotly,
 // never the global Plotly, which whichever copy loads last sets) is read once per page: from data.plotly_url
 // (the app's static files, cached by the browser) or, where the app could not write that file, from the
 // fusionviz.plotly_js element mounted beside this one. A figure may carry its presentation layout and config
@@ -68,9 +68,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
         if (presenting() !== plot.fusionvizPresenting) requestAnimationFrame(() => render(Plotly, plot));
       });
       modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
+      // A clicked point goes back by name: its trace's meta.fields name its customdata (charts/customdata.py).
       plot.on("plotly_click", (event) => {
         const point = event && event.points && event.points[0];
-        if (point && point.customdata !== undefined) setTriggerValue("click", point.customdata);
+        const fields = point && point.data && point.data.meta && point.data.meta.fields;
+        if (Array.isArray(fields) && Array.isArray(point.customdata)) {
+          setTriggerValue("click", Object.fromEntries(fields.map((name, i) => [name, point.customdata[i]])));
+        }
       });
       plot.on("plotly_selected", (event) => {
         if (event && event.range && event.range.x) setTriggerValue("box", event.range.x);

@@ -88,10 +88,11 @@ class Presented:
 
 
 def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,
-                on_box: Callable[[], None] | None = None) -> list[Any] | None:
+                on_box: Callable[[], None] | None = None) -> dict[str, Any] | None:
     """The figure (Plotly JSON) on a plot kept under `key`, with its `present` layout in presentation mode.
-    Returns the customdata of a point clicked in the run this one answers, if any; `on_box` runs before the
-    rerun a box drawn on the plot starts (it reads the box with `state.drawn_box(key)`, see `box_of`)."""
+    Returns the point clicked in the run this one answers, if any, as its customdata by field name (a trace
+    names them in its meta, `charts.customdata.Fields`); `on_box` runs before the rerun a box drawn on the plot
+    starts (it reads the box with `state.drawn_box(key)`, see `box_of`)."""
     url = plotly_url()
     shown = {"layout": present.layout_json, "config": present.config} if present else None
     result = _PLOT(key=key, data={"figure": figure_json, "config": config, "plotly_url": url, "present": shown},
@@ -99,4 +100,4 @@ def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: 
     if url is None:
         _inline_plotly_js()(key=f"{key}_plotly_js")
     click = result.get("click") if result else None
-    return click if isinstance(click, list) else None
+    return click if isinstance(click, dict) else None

@@ -14,6 +14,7 @@ The bars and lanes come from `charts.timeline_layout`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -21,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from fusionviz.analysis.summary import drawable_runs
+from fusionviz.charts.customdata import Fields
 from fusionviz.charts.style import (
     BREAK_COLOUR,
     CLASS_COLOURS,
@@ -57,25 +59,28 @@ REGIONS_DRAWN = 200  # compiled regions shaded at most on a large timeline
 CLICK_KERNELS = 400
 
 
-# customdata: [0:2] = (mode, row), the app maps a clicked bar back to its kernel through these; [8:11] = the
-# true duration, start within the iteration, and iteration (a horizontal bar's %{x} is where it ends).
-_CUSTOM = ["mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind", "dur_us", "at_us", "iteration"]
-_KERNEL_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · %{customdata[7]}<br>"
-                 "duration %{customdata[8]:.1f} µs, start %{customdata[9]:.1f} µs in iteration %{customdata[10]}"
-                 "<br>grid %{customdata[3]}  block %{customdata[4]}<br>inputs %{customdata[5]}"
-                 "<br>fused ops: %{customdata[6]}<extra></extra>")
-_CPU_HOVER = ("<b>%{customdata[2]}</b><br>%{customdata[0]} · CPU %{customdata[7]}<br>"
-              "duration %{customdata[8]:.1f} µs, start %{customdata[9]:.1f} µs in iteration %{customdata[10]}"
-              "<extra></extra>")
+# The customdata of each kind of trace, by name (columns of the bars, `charts.timeline_layout`). A click names
+# the kernel by (mode, row) and `kind` says it is one; a hover shows the true duration, the start within the
+# iteration and the iteration (a horizontal bar's %{x} is where it ends).
+BAR = Fields(("mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind", "dur_us", "at_us",
+              "iteration"))
+CLICK = Fields(("mode", "row", "kind"))  # the invisible markers a large timeline's kernels are clicked by
+CELL = Fields(("dur_us", "at_us", "iteration"))  # a large timeline's cells, as float32
+SLICE = Fields(("starts", "from_us", "to_us"))  # a time slice: the bars starting in it, and its edges
+BREAK = Fields(("reason", "where"))
+_KERNEL_HOVER = BAR.template("<b>%{name}</b><br>%{mode} · %{kind}<br>duration %{dur_us:.1f} µs, start %{at_us:.1f} "
+                             "µs in iteration %{iteration}<br>grid %{grid}  block %{block}<br>inputs %{input_shapes}"
+                             "<br>fused ops: %{fused_ops}<extra></extra>")
+_CPU_HOVER = BAR.template("<b>%{name}</b><br>%{mode} · CPU %{kind}<br>duration %{dur_us:.1f} µs, start %{at_us:.1f} "
+                          "µs in iteration %{iteration}<extra></extra>")
 
 
 def _bar(rows: pd.DataFrame, name: str, colour: str, width: float, hover: str, *, legend: bool = True,
          line: str | None = None) -> go.Bar:
-    custom = rows[_CUSTOM].to_numpy(dtype=object)
     return go.Bar(
         base=rows.start_us.to_numpy(), x=rows.dur_us.to_numpy(), y=rows.y.to_numpy(), orientation="h",
         width=width, name=name, marker={"color": colour, "line": {"width": 0.6 if line else 0, "color": line}},
-        customdata=custom, hovertemplate=hover, showlegend=legend, legendgroup=name,
+        customdata=BAR.of(rows), meta=BAR.meta, hovertemplate=hover, showlegend=legend, legendgroup=name,
     )
 
 
@@ -191,8 +196,8 @@ def _add_breaks(fig: go.Figure, session: Session, bars: pd.DataFrame) -> None:
         fig.add_trace(go.Scatter(
             x=breaks.x_us, y=breaks.y, mode="markers", name="graph break",
             marker={"symbol": "x-thin", "size": 14, "color": BREAK_COLOUR, "line": {"width": 3, "color": BREAK_COLOUR}},
-            customdata=breaks[["reason", "where"]].to_numpy(dtype=object),
-            hovertemplate="<b>graph break</b><br>%{customdata[0]}<br>%{customdata[1]}<extra></extra>",
+            customdata=BREAK.of(breaks), meta=BREAK.meta,
+            hovertemplate=BREAK.template("<b>graph break</b><br>%{reason}<br>%{where}<extra></extra>"),
         ))
         for x in breaks.x_us:
             fig.add_vline(x=x, line={"color": BREAK_COLOUR, "width": 1, "dash": "dot"})
@@ -249,12 +254,13 @@ def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], 
         labels = np.full(len(edges) - 1, "", dtype=object)
         labels[0::2] = _labels(shown, hover)
         numbers = np.full((len(edges) - 1, 3), np.nan, dtype=np.float32)
-        numbers[0::2] = shown[["dur_us", "at_us", "iteration"]].to_numpy(dtype=np.float32)
+        numbers[0::2] = shown[list(CELL.names)].to_numpy(dtype=np.float32)
         mode = str(shown["mode"].iloc[0]).replace("%{", "%\u200b{") if len(shown) else ""  # one mode's lane;
         # a mode named like a template field is shown as written
-        cells.update(text=labels[None, :], customdata=numbers[None, :, :], hoverinfo=None,
-                     hovertemplate=f"%{{text}} · {mode}<br>duration %{{customdata[0]:.1f}} µs, start "
-                                   f"%{{customdata[1]:.1f}} µs in iteration %{{customdata[2]}}<extra></extra>")
+        numbers_hover = CELL.template("<br>duration %{dur_us:.1f} µs, start %{at_us:.1f} µs in iteration "
+                                      "%{iteration}<extra></extra>")
+        cells.update(text=labels[None, :], customdata=numbers[None, :, :], meta=CELL.meta, hoverinfo=None,
+                     hovertemplate=f"%{{text}} · {mode}{numbers_hover}")
     return cells
 
 
@@ -296,11 +302,10 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
             fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], "CPU", "cpu"))
         if clickable:
             # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
-            # (heatmap cells cannot be selected); customdata as the SVG bars' (mode, row, ..., class).
-            custom = kernels[["mode", "row"]].assign(**{f"_{i}": "" for i in range(5)}, kind=kernels.kind)
+            # (heatmap cells cannot be selected).
             fig.add_trace(go.Scatter(x=kernels.start_us + kernels.dur_us / 2, y=kernels.y, mode="markers",
                                      marker={"size": 16, "color": "rgba(0,0,0,0)"},
-                                     customdata=custom.to_numpy(dtype=object), hovertext=_kernel_text(kernels),
+                                     customdata=CLICK.of(kernels), meta=CLICK.meta, hovertext=_kernel_text(kernels),
                                      hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
         for kernel_class in KERNEL_CLASSES:  # legend entries: the cells carry no legend of their own
             if (kernels.kind == kernel_class).any():
@@ -352,17 +357,19 @@ def _bins_trace(rows: pd.DataFrame, lanes: list[Lane], window: tuple[float, floa
     ys = [lane.y for lane in lanes]
     busy, counts = lane_bins(rows, ys, edges)
     centres = (edges[:-1] + edges[1:]) / 2
-    custom = np.dstack([counts, np.broadcast_to(edges[:-1], counts.shape), np.broadcast_to(edges[1:], counts.shape)])
+    starts, ends = np.broadcast_to(edges[:-1], counts.shape), np.broadcast_to(edges[1:], counts.shape)
+    custom = np.dstack([counts, starts, ends])  # SLICE's fields, in its order
     return go.Heatmap(
         x=centres, y=ys, z=np.where(busy > 0, busy, np.nan), zmin=0, zmax=1,
         colorscale=[[0, "#C9D7EA"], [1, "#1F3F6E"]] if colour is None else [[0, colour], [1, colour]],
-        showscale=False, name=f"{what} (time slices)", customdata=custom, ygap=6 if colour is None else 14,
-        hovertemplate=("%{z:.0%} busy from %{customdata[1]:.1f} to %{customdata[2]:.1f} µs"
-                       "<br>%{customdata[0]} start here · drag a box to see each one<extra></extra>"))
+        showscale=False, name=f"{what} (time slices)", customdata=custom, meta=SLICE.meta,
+        ygap=6 if colour is None else 14,
+        hovertemplate=SLICE.template("%{z:.0%} busy from %{from_us:.1f} to %{to_us:.1f} µs"
+                                     "<br>%{starts} start here · drag a box to see each one<extra></extra>"))
 
 
-def clicked_kernel(custom: Any) -> tuple[str, int] | None:
-    """The (mode, kernel row) of a clicked point's customdata, if the point is a kernel bar."""
-    if isinstance(custom, list) and len(custom) >= 8 and custom[7] in CLASS_COLOURS:
-        return str(custom[0]), int(custom[1])
+def clicked_kernel(point: Mapping[str, Any] | None) -> tuple[str, int] | None:
+    """The (mode, kernel row) of a clicked point (its customdata by field name), if the point is a kernel."""
+    if point and point.get("kind") in CLASS_COLOURS and "mode" in point and "row" in point:
+        return str(point["mode"]), int(point["row"])
     return None

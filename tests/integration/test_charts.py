@@ -20,6 +20,7 @@ from fusionviz.records.config import RunConfig
 from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
 from fusionviz.records.trace_pair import pair_session
+from tests.clicks import clicked
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +66,7 @@ def test_kernel_bars_colour_by_class_and_map_back_to_kernel_rows(ln_gelu_session
                 run = ln_gelu_session.run(custom[0])
                 row = run.kernel_frame().loc[custom[1]]
                 assert (row["name"], row.kernel_class) == (custom[2], trace.name)
-    clicked = list(fig.data[[t.name for t in fig.data].index("cpp_fused")].customdata[0])
-    mode, row = timeline.clicked_kernel(clicked)
+    mode, row = timeline.clicked_kernel(clicked(fig.data[[t.name for t in fig.data].index("cpp_fused")], 0))
     name = ln_gelu_session.run(mode).kernel_frame().name[row]
     assert name.startswith("cpp_fused_gelu_native_layer_norm")
     assert "void" in sources.find_source(ln_gelu_session.run(mode).kernel_sources, f"graph_0_{name}")

@@ -12,6 +12,7 @@ from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.charts.timeline import clicked_kernel, timeline_figure
 from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
 from fusionviz.records.session import GraphBreak
+from tests.clicks import clicked
 from tests.unit.factories import cpu, k, run, session
 
 LN = ("native_layer_norm",)
@@ -63,7 +64,7 @@ def test_timeline_figure_colours_by_class_and_clicks_map_back() -> None:
     assert traces["gemm"].marker.color == CLASS_COLOURS["gemm"]
     assert list(traces["gemm"].x) == [10, 10]  # durations on x, starts as base
     assert list(traces["gemm"].base) == [100, 0]
-    picked = clicked_kernel(list(traces["triton_reduction"].customdata[0]))
+    picked = clicked_kernel(clicked(traces["triton_reduction"], 0))
     assert picked == ("default", 1)
     assert fig.layout.yaxis.ticktext == ("<b>eager</b>", "CPU", "<b>default</b>", "CPU")
 

@@ -20,6 +20,7 @@ from fusionviz.charts.timeline_layout import (
 )
 from fusionviz.records.files import session_from_trace
 from fusionviz.records.session import GraphBreak
+from tests.clicks import clicked
 from tests.unit.test_trace import calls_trace, ev, memory_trace, replay_trace
 
 
@@ -140,7 +141,7 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     gemm = next(c for c in cells if list(c.y) == [0.0])
     assert list(gemm.x) == [10, 40] and gemm.z[0][0] == timeline.KERNEL_CLASSES.index("gemm")  # exact edges
     (click,) = [t for t in detail.data if t.name == "click"]
-    assert clicked_kernel(list(click.customdata[0])) == ("s", 0)
+    assert clicked_kernel(clicked(click, 0)) == ("s", 0)
     assert list(detail.layout.xaxis.range) == [0.0, 50.0] and detail.layout.dragmode == "zoom"
     (marks,) = [t for t in detail.data if t.name.startswith("matches")]
     assert list(marks.x) == [10, 40]
