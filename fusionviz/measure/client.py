@@ -15,6 +15,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fusionviz.errors import ConfigError, FusionvizError, WorkerError
@@ -219,32 +220,27 @@ def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: P
     for dim, batch in cells:  # refuse a bad size before any work starts
         validate(dataclasses.replace(base, dim=dim, batch=batch), known_models=set(CATALOG))
     queues: dict[str, list[tuple[int, int]]] = {d: cells[i::len(devices)] for i, d in enumerate(devices)}
-    done: dict[tuple[int, int], GridCell] = {}
     environment: dict[str, Environment] = {}
-    lock = threading.Lock()
+    lock = threading.Lock()  # progress lines from several devices, one at a time
 
-    def serve(device: str) -> None:
-        for dim, batch in queues[device]:
-            cell_config = dataclasses.replace(base, dim=dim, batch=batch, device=device)
+    def cell_on(device: str, dim: int, batch: int) -> GridCell:
+        def told(stage: str) -> None:
+            if progress:
+                with lock:
+                    progress(f"{device} dim {dim} batch {batch}: {stage}")
+        try:
+            cell = run_session(dataclasses.replace(base, dim=dim, batch=batch, device=device), told)
+        except FusionvizError as exc:
+            return GridCell(dim=dim, batch=batch, device=device, error=str(exc))
+        environment.setdefault("env", cell.environment)
+        return GridCell(dim=dim, batch=batch, device=device, runs=cell.runs, timing=cell.timing)
 
-            def told(stage: str, dim: int = dim, batch: int = batch) -> None:
-                if progress:
-                    with lock:
-                        progress(f"{device} dim {dim} batch {batch}: {stage}")
-            try:
-                cell = run_session(cell_config, told)
-                found = GridCell(dim=dim, batch=batch, device=device, runs=cell.runs, timing=cell.timing)
-                environment.setdefault("env", cell.environment)
-            except FusionvizError as exc:
-                found = GridCell(dim=dim, batch=batch, device=device, error=str(exc))
-            with lock:
-                done[(dim, batch)] = found
+    def serve(device: str) -> dict[tuple[int, int], GridCell]:
+        return {(dim, batch): cell_on(device, dim, batch) for dim, batch in queues[device]}
 
-    threads = [threading.Thread(target=serve, args=(d,), name=f"grid-{d}") for d in devices]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # One thread per device, its cells one after another; an error that is no FusionvizError is raised here.
+    with ThreadPoolExecutor(max_workers=len(devices), thread_name_prefix="grid") as pool:
+        done = {key: cell for part in pool.map(serve, devices) for key, cell in part.items()}
     grid = Grid(dims=list(dims), batches=list(batches), cells=[done[c] for c in cells])
     return Session(config=dataclasses.replace(base, device=devices[0]),
                    environment=environment.get("env", Environment(device_kind=base.device)), grid=grid, source="live")
