@@ -39,8 +39,9 @@ class Export:
         fmt = args.format or out.name.rsplit(".", 1)[-1].lower()
         if fmt not in EXPORT_FORMATS:
             raise ConfigError(f"cannot tell the format from {out.name}: give --format {'|'.join(EXPORT_FORMATS)}")
-        if fmt == "gif" and args.view != "animation":
-            raise ConfigError("a GIF is made of the animation view: --view animation")
+        if fmt == "gif" and not VIEWS[args.view].animated:
+            playing = [name for name, view in VIEWS.items() if view.animated]
+            raise ConfigError(f"a GIF is made of the {' or '.join(playing)} view: --view {playing[0]}")
         zoom = _zoom(args.zoom)
         session = open_path(path)
         settings = ChartSettings.presentation()
