@@ -18,7 +18,7 @@ from fusionviz.errors import FusionvizError
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace_pair import pair_session
-from ui import backend, presentation, sections, tables
+from ui import backend, presentation, sections, state, tables
 from ui.memo import memo
 from ui.page import setup_page
 from ui.text import plain
@@ -30,24 +30,38 @@ setup_page(
     "(export_chrome_trace, .json or .json.gz), and compare two of them.", restyles_in_browser=True)
 
 
-def pick(label: str, key: str) -> Session | None:
-    """A file from sessions/ or an upload, opened as a Session; errors shown, never raised."""
+def pick(label: str, key: str, hint: str = "") -> Session | None:
+    """A file from sessions/ or an upload, opened as a Session; errors shown, never raised. A refused upload
+    leaves the uploader empty under its error; `hint` is shown while no file is uploaded and none was refused."""
     recorded = backend.recorded_files()
     sources = ["Upload a file"] + (["Recorded session (sessions/)"] if recorded else [])
     source = st.radio(label, sources, index=len(sources) - 1, horizontal=True, key=f"{key}_source")
+    upload = None
     try:
         if source == "Upload a file":
-            upload = st.file_uploader("Session file or torch.profiler trace", type=["json", "gz"], key=f"{key}_file")
+            upload = st.file_uploader("Session file or torch.profiler trace", type=["json", "gz"],
+                                      key=state.uploader_key(key))
             if upload is None:
+                refused = state.refusal(key)
+                if refused is not None:
+                    st.error(refused)
+                elif hint:
+                    st.info(hint)
                 return None
             raw, name = upload.getvalue(), upload.name
         else:
             path = st.selectbox("Recorded session", recorded, format_func=lambda p: p.name, key=f"{key}_recorded")
             raw, name = read_file(path), path.name
-        return per_call_option(backend.open_bytes(raw, name), raw, name, key)
+        session = per_call_option(backend.open_bytes(raw, name), raw, name, key)
     except FusionvizError as exc:
-        st.error(plain(exc))
-        return None
+        if upload is None:
+            st.error(plain(exc))
+            return None
+        state.refuse_upload(key, plain(exc))
+    else:
+        state.opened_file(key)
+        return session
+    st.rerun()  # drawn again with an empty uploader under the error
 
 
 def per_call_option(session: Session, raw: bytes, name: str, key: str) -> Session:
@@ -146,14 +160,12 @@ def show_pair(a: Session, b: Session) -> None:
     tables.show(kernel_diff(run_a, run_b), "pair_diff")
 
 
-first = pick("File", "a")
+first = pick("File", "a", "Choose a file to explore. fusionviz sessions (`python -m fusionviz run --out FILE`) and "
+             "plain `torch.profiler` traces (`prof.export_chrome_trace(...)`) both open here.")
 compare = st.toggle("Compare with a second file", key="compare")
 second = pick("Second file", "b") if compare else None
 
-if first is None:
-    st.info("Choose a file to explore. fusionviz sessions (`python -m fusionviz run --out FILE`) and plain "
-            "`torch.profiler` traces (`prof.export_chrome_trace(...)`) both open here.")
-elif second is None:
-    show_one(first)
-else:
+if first is not None and second is not None:
     show_pair(first, second)
+elif first is not None:
+    show_one(first)

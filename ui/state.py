@@ -272,3 +272,29 @@ def set_timeline_window(timeline: str, window: tuple[float, float] | None) -> No
 def drawn_box(plot: str) -> Any:
     """The box last drawn on the kept plot of key `plot`, as the browser sent it (`plotly_view.box_of` reads it)."""
     return (st.session_state.get(plot) or {}).get("box")
+
+
+# A file picker's uploader (by the picker's key) ---------------------------------------------------------------
+
+def uploader_key(picker: str) -> str:
+    """The key of a picker's file uploader: a new key after each refused file, so that the refused file's chip
+    leaves the uploader (Streamlit offers no other way to empty one)."""
+    refusals = int(st.session_state.get(f"{picker}_refusals", 0))
+    return f"{picker}_file" if not refusals else f"{picker}_file_{refusals}"
+
+
+def refuse_upload(picker: str, message: str) -> None:
+    """An uploaded file was refused: the next run shows an empty uploader under `message`."""
+    st.session_state[f"{picker}_refusals"] = int(st.session_state.get(f"{picker}_refusals", 0)) + 1
+    st.session_state[f"{picker}_refused"] = message
+
+
+def refusal(picker: str) -> str | None:
+    """Why the picker's last uploaded file was refused, until a file opens."""
+    message = st.session_state.get(f"{picker}_refused")
+    return str(message) if message is not None else None
+
+
+def opened_file(picker: str) -> None:
+    """A file opened in the picker: its last refusal is no longer news."""
+    st.session_state.pop(f"{picker}_refused", None)

@@ -126,7 +126,8 @@ def inflated(raw: bytes | bytearray, name: str, limits: Limits | None = None) ->
                 if stream.eof or not (data or part):
                     break
             if not stream.eof:
-                raise SessionFileError(f"{name} is a truncated gzip file: it ends inside its compressed data")
+                raise SessionFileError(f"{name} ends early: it is a truncated gzip file, cut inside its "
+                                       "compressed data; copy or download it again")
             rest = stream.unused_data
             if rest[:2] != b"\x1f\x8b":  # trailing padding after the last member, as gzip itself allows
                 break

@@ -432,9 +432,15 @@ class NaiveResult:
 
 def read_json_bytes(raw: bytes | bytearray, name: str) -> Any:
     """Parse JSON that may be gzipped (inflated within the caps), with an error naming the file."""
+    text = inflate(raw, name)
     try:
-        return json.loads(inflate(raw, name))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string") or not exc.doc[exc.pos:].strip():  # it stopped mid-value
+            raise SessionFileError(f"{name} ends early, in the middle of its JSON (line {exc.lineno}, column "
+                                   f"{exc.colno}): the file is cut short; copy or download it again") from exc
+        raise SessionFileError(f"{name} is not JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
         raise SessionFileError(f"{name} is not JSON: {exc}") from exc
     except RecursionError:
         raise SessionFileError(f"{name} nests deeper than any session or trace does") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import shutil
@@ -26,6 +27,7 @@ from tests.texts import unescaped
 from ui import state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 TIMEOUT = 240  # a first-ever compile on a machine takes ~15 s; leave room for a slow CI box
 
 
@@ -200,6 +202,26 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
     at.file_uploader(key="b_file").set_value(("notes.json", b'{"a": 1}', "application/json")).run()
     assert not at.exception
     assert any("neither a fusionviz session nor a torch.profiler trace" in unescaped(e.value) for e in at.error)
+
+
+def test_a_refused_upload_leaves_an_empty_uploader_under_its_error() -> None:
+    """A cut file says it ends early, with no "Choose a file" box as if none was chosen; its chip leaves the
+    uploader (a new key), and the next good file opens with the error gone."""
+    trace = gzip.decompress((DATA / "h200_linear_ln_gelu_fp32_default.trace.json.gz").read_bytes())
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    assert any("Choose a file to explore" in i.value for i in at.info)  # nothing chosen yet
+    (uploader,) = at.get("file_uploader")
+    uploader.set_value(("cut.json", trace[:len(trace) // 2], "application/json")).run()
+    assert not at.exception
+    (error,) = at.error
+    assert unescaped(error.value).startswith("cut.json ends early, in the middle of its JSON (line ")
+    assert not any("Choose a file" in i.value for i in at.info)
+    (fresh,) = at.get("file_uploader")
+    assert fresh.key != uploader.key and fresh.value is None  # a new uploader: the refused file's chip is gone
+    fresh.set_value(("default.pt.trace.json", trace, "application/json")).run()
+    no_errors(at)
+    assert sum(kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]).values()) > 0
 
 
 def test_methodology_page_puts_naive_next_to_proper() -> None:

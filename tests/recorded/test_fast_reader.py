@@ -39,7 +39,9 @@ def test_odd_values_fall_back_to_the_checked_path() -> None:
     assert [r.name for r in parsed.kernel_rows] == ["aten::mm"]
     with pytest.raises(Exception, match=r"neither a fusionviz session nor a torch\.profiler trace"):
         open_file(b'{"traceEvents": {"a": 1}}', "odd.json")
-    with pytest.raises(Exception, match="is not JSON"):
+    with pytest.raises(Exception, match=r"cut\.json ends early, in the middle of its JSON \(line 1, column 18\)"):
         open_file(b'{"traceEvents": [', "cut.json")
+    with pytest.raises(Exception, match="is not JSON"):
+        open_file(b'{"traceEvents": [}', "bad.json")
     with pytest.raises(Exception, match="looks gzipped but cannot be decompressed"):
         open_file(b"\x1f\x8b\x08garbage", "bad.json.gz")
