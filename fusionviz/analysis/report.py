@@ -36,8 +36,9 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
 
     The accounting (`kernel_costs`, `ladder`): each kernel's `bytes` ({"read", "written", "total", "source"};
     read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
-    "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration` and `gpu_time_us`; per session
-    `ceilings` ({"copy_gbps", "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`)."""
+    "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration`, the share of kernel time whose
+    bytes are known (`bytes_known_pct`) and `gpu_time_us`; per session `ceilings` ({"copy_gbps",
+    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`)."""
     env = session.environment
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
@@ -97,7 +98,8 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
         return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
                 "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
                 "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
-                "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "gpu_time_us": 0.0}
+                "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "bytes_known_pct": 0.0,
+                "gpu_time_us": 0.0}
     rows = _iteration_rows(run, summary.representative_iteration)
     index = {id(r): i for i, r in enumerate(run.kernels)}
 
@@ -118,7 +120,8 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
         "top_kernels": as_records(ranking if top is None else ranking[:top]),
         "distinct_kernels": len(ranking),
         "idle": as_records(idle_breakdown(run)),
-        "bytes_per_iteration": costs.bytes_per_iteration, "gpu_time_us": costs.gpu_time_us,
+        "bytes_per_iteration": costs.bytes_per_iteration, "bytes_known_pct": costs.bytes_known_pct,
+        "gpu_time_us": costs.gpu_time_us,
     }
 
 
