@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS, MEMORY_CLASS
 from fusionviz.records.session import ModeRun
 
@@ -96,7 +97,7 @@ def pair_summary(a: ModeRun, b: ModeRun) -> pd.DataFrame:
     for title, field_name in (("kernels per iteration", "kernels_per_iteration"), ("kernel µs per iteration",
                               "kernel_time_us"), ("iteration span, µs", "span_us"), ("idle µs per iteration",
                               "idle_us"), ("largest gap, µs", "largest_gap_us")):
-        va = getattr(a.summary, field_name) if a.summary else float("nan")
-        vb = getattr(b.summary, field_name) if b.summary else float("nan")
+        va, vb = (getattr(busy_time(r) if field_name != "kernels_per_iteration" else r.summary, field_name)
+                  if r.summary else float("nan") for r in (a, b))
         rows.append({"quantity": title, "A": va, "B": vb, "B - A": vb - va})
     return pd.DataFrame(rows, columns=["quantity", "A", "B", "B - A"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
-from fusionviz.analysis.trace_stats import as_records, idle_breakdown, kernel_ranking
+from fusionviz.analysis.trace_stats import as_records, busy_time, idle_breakdown, kernel_ranking
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun, Session, TraceSummary
 
@@ -113,7 +113,7 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
         "kernels_per_iteration": float(summary.kernels_per_iteration),
         "memory_ops_per_iteration": float(summary.memory_ops_per_iteration),
         "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
-        "gpu_busy_fraction": summary.busy_fraction if device_kind == "cuda" else None,
+        "gpu_busy_fraction": busy_time(run).busy_fraction if device_kind == "cuda" else None,
         "notes": trace_notes(summary),
         "kernels": [kernel(r) for r in rows if r.kernel_class != MEMORY_CLASS],
         "memory_ops": [_row(r) for r in rows if r.kernel_class == MEMORY_CLASS],

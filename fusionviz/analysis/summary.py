@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fusionviz.analysis.timing import Estimate, Verdict, latency_estimates, speedup_estimates, verdict_of
+from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.records.session import ModeRun, Session
 
 SUMMARY_COLUMNS: dict[str, str] = {
@@ -68,9 +69,10 @@ def busy_fraction(run: ModeRun, latency: Estimate | None) -> float | None:
     profiled iteration's span overstates idle time); the iteration's span where there is no timing."""
     if run.summary is None:
         return None
+    busy = busy_time(run)
     if latency is None or latency.median <= 0:
-        return run.summary.busy_fraction
-    return min(1.0, run.summary.kernel_time_us / (latency.median * 1e3))
+        return busy.busy_fraction
+    return min(1.0, busy.kernel_time_us / (latency.median * 1e3))
 
 
 def summary_table(session: Session) -> pd.DataFrame:

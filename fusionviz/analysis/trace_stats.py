@@ -102,8 +102,41 @@ def kernel_ranking(run: ModeRun, top: int | None = None) -> list[KernelStat]:
     return stats if top is None else stats[:top]
 
 
+@dataclass(frozen=True)
+class BusyTime:
+    """Means over a run's profiled iterations of `StepIdle`'s parts (kernels only: memory operations are
+    counted apart), and the largest gap. Analysis divides kernel time by the unprofiled latency instead of
+    the span where the run is timed (`summary.busy_fraction`): a profiled span overstates idling."""
+
+    span_us: float  # from an iteration's start to the later of its end and its last kernel's end
+    kernel_time_us: float  # time at least one kernel runs (the union of kernel intervals)
+    busy_fraction: float | None  # kernel time / span; None without a span
+    idle_us: float  # span minus kernel time
+    largest_gap_us: float  # the longest of `gaps`
+    # each iteration's stretches without a kernel before its last kernel, (start_us, dur_us) from its start
+    gaps: tuple[tuple[tuple[float, float], ...], ...]
+
+
+def busy_time(run: ModeRun) -> BusyTime:
+    """`BusyTime` of a run (zeros, and no busy fraction, without a summary)."""
+    walked = _walked(run)
+    n = len(walked)
+    span = sum(step.span_us for step, _ in walked) / n if n else 0.0
+    kernel = sum(step.kernel_us for step, _ in walked) / n if n else 0.0
+    return BusyTime(span_us=span, kernel_time_us=kernel, busy_fraction=kernel / span if span > 0 else None,
+                    idle_us=sum(step.span_us - step.kernel_us for step, _ in walked) / n if n else 0.0,
+                    largest_gap_us=max((dur for _, gaps in walked for _, dur in gaps), default=0.0),
+                    gaps=tuple(gaps for _, gaps in walked))
+
+
 def idle_breakdown(run: ModeRun) -> list[StepIdle]:
     """`StepIdle` of each profiled iteration, in order (see its definitions)."""
+    return [step for step, _ in _walked(run)]
+
+
+def _walked(run: ModeRun) -> list[tuple[StepIdle, tuple[tuple[float, float], ...]]]:
+    """Each profiled iteration's `StepIdle` and its gaps, in order: the one walk over a run's kernels that every
+    idle and busy figure comes from."""
     summary = run.summary
     if summary is None:
         return []
@@ -119,13 +152,16 @@ def idle_breakdown(run: ModeRun) -> list[StepIdle]:
             for i, kernels in enumerate(by_iteration)]
 
 
-def _step_idle(iteration: int, kernels: list[tuple[float, float, float | None]], step_us: float) -> StepIdle:
+def _step_idle(iteration: int, kernels: list[tuple[float, float, float | None]], step_us: float
+               ) -> tuple[StepIdle, tuple[tuple[float, float], ...]]:
     busy = host = between = unattributed = 0.0
+    gaps = []
     cursor = 0.0  # the end of the kernel time so far, from the iteration's start
     for start, dur, launch in kernels:
         end = start + dur
         if start > cursor:
             gap = start - cursor
+            gaps.append((cursor, gap))
             if launch is None:
                 unattributed += gap
             elif launch >= cursor:
@@ -140,7 +176,7 @@ def _step_idle(iteration: int, kernels: list[tuple[float, float, float | None]],
     span = max(step_us, cursor)
     host += span - cursor  # after the last kernel: nothing queued
     return StepIdle(iteration=iteration, span_us=span, kernel_us=busy, host_wait_us=host,
-                    between_kernels_us=between, unattributed_us=unattributed, kernels=len(kernels))
+                    between_kernels_us=between, unattributed_us=unattributed, kernels=len(kernels)), tuple(gaps)
 
 
 def as_records(rows: list[Any]) -> list[dict[str, Any]]:

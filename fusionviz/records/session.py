@@ -130,17 +130,12 @@ class GraphBreak:
 
 @dataclass
 class TraceSummary:
-    """Per-iteration figures read off the profiled iterations (means over them)."""
+    """Per-iteration counts read off the profiled iterations (means over them): raw records only, busy and idle
+    time are computed on load (`analysis.trace_stats.busy_time`; schema 1's stored figures are ignored)."""
 
     iterations: Int64
     kernels_per_iteration: Finite
     launches_per_iteration: Finite | None
-    # kernel time (union) / iteration span; analysis divides by the unprofiled latency instead where it is timed
-    busy_fraction: Finite | None
-    span_us: Finite
-    kernel_time_us: Finite
-    idle_us: Finite
-    largest_gap_us: Finite
     representative_iteration: Int64 = 0  # the iteration of median span, drawn on timelines
     # Memcpy/Memset device operations per iteration, counted apart from kernels
     memory_ops_per_iteration: Finite = 0.0

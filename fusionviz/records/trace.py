@@ -429,47 +429,14 @@ def _joined(values: tuple[int, ...]) -> str:
     return ",".join(map(str, values))
 
 
-def _union_us(intervals: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """Covered time, first start and last end of a set of (start, end) intervals."""
-    covered, cur_start, cur_end = 0.0, None, None
-    for start, end in sorted(intervals):
-        if cur_end is None or start > cur_end:
-            if cur_end is not None and cur_start is not None:
-                covered += cur_end - cur_start
-            cur_start, cur_end = start, end
-        else:
-            cur_end = max(cur_end, end)
-    if cur_end is not None and cur_start is not None:
-        covered += cur_end - cur_start
-    return covered, min((s for s, _ in intervals), default=0.0), max((e for _, e in intervals), default=0.0)
-
-
-def idle_gaps(kernels: pd.DataFrame, iteration: int) -> list[tuple[float, float]]:
-    """(start_us, dur_us) of each stretch of one iteration in which no kernel runs, from the step's start
-    (memory operations are not kernels: a Memcpy alone leaves the GPU's compute idle)."""
-    rows = kernels[(kernels.iteration == iteration) & (kernels.kernel_class != MEMORY_CLASS)]
-    return _gaps(sorted(zip(rows.start_us, rows.dur_us, strict=True)))
-
-
-def _gaps(kernels: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Gaps between (start, dur) intervals sorted by start, from 0."""
-    gaps, cursor = [], 0.0
-    for start, dur in kernels:
-        if start > cursor:
-            gaps.append((cursor, start - cursor))
-        cursor = max(cursor, start + dur)
-    return gaps
-
-
 def summarise(rows: list[KernelRow], step_durations: list[float], *, launches_counted: bool, launches: Any
               ) -> TraceSummary:
-    """Means over iterations of kernel count, busy fraction and idle time, from kernels only (memory
-    operations are counted apart); the span of an iteration runs from its step's start to the later of the
-    step's end and its last kernel's end. Launch calls are counted only where they apply (a GPU).
-
-    `launches` is anything with a length (the launch calls)."""
+    """Counts per iteration of kernels (memory operations are counted apart) and launch calls (only where they
+    apply: a GPU), and the iteration of median span, drawn on timelines: the span of an iteration runs from its
+    step's start to the later of the step's end and its last kernel's end. Busy and idle time are analysis'
+    (`analysis.trace_stats.busy_time`). `launches` is anything with a length (the launch calls)."""
     n = len(step_durations)
-    per_iteration: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+    last_end = [0.0] * n
     kernel_count = memory_count = 0
     for row in rows:
         if row.kernel_class == MEMORY_CLASS:
@@ -477,28 +444,13 @@ def summarise(rows: list[KernelRow], step_durations: list[float], *, launches_co
             continue
         kernel_count += 1
         if 0 <= row.iteration < n:
-            per_iteration[row.iteration].append((row.start_us, row.dur_us))
-    spans, covered_all, gaps_all, largest = [], [], [], 0.0
-    for i in range(n):
-        mine = sorted(per_iteration[i])
-        covered, _, last_end = _union_us([(s, s + d) for s, d in mine])
-        span = max(step_durations[i], last_end)
-        spans.append(span)
-        covered_all.append(covered)
-        gaps_all.append(span - covered)
-        largest = max([largest] + [g for _, g in _gaps(mine)])
-    span_mean = sum(spans) / n if n else 0.0
-    covered_mean = sum(covered_all) / n if n else 0.0
+            last_end[row.iteration] = max(last_end[row.iteration], row.start_us + row.dur_us)
     return TraceSummary(
         iterations=n,
         kernels_per_iteration=kernel_count / n if n else 0.0,
         launches_per_iteration=(len(launches) / n if n else 0.0) if launches_counted else None,
-        busy_fraction=covered_mean / span_mean if span_mean > 0 else None,
-        span_us=span_mean,
-        kernel_time_us=covered_mean,
-        idle_us=sum(gaps_all) / n if n else 0.0,
-        largest_gap_us=largest,
-        representative_iteration=_median_index(spans),
+        representative_iteration=_median_index([max(step, end) for step, end in zip(step_durations, last_end,
+                                                                                    strict=True)]),
         memory_ops_per_iteration=memory_count / n if n else 0.0,
         step_durations_us=list(step_durations),
     )

@@ -5,13 +5,20 @@ from typing import Any
 import pytest
 
 from fusionviz.analysis.report import trace_notes
+from fusionviz.analysis.trace_stats import BusyTime, busy_time
 from fusionviz.errors import ConfigError, TraceError
-from fusionviz.records.trace import idle_gaps, parse_trace
+from fusionviz.records.session import ModeRun
+from fusionviz.records.trace import ParsedTrace, parse_trace
 from tests.synthetic import encoded
 
 
 def ev(name: str, cat: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
     return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "pid": 1, "tid": tid, "args": args}
+
+
+def busy(parsed: ParsedTrace) -> BusyTime:
+    """Busy and idle time of a trace, as analysis computes them on load."""
+    return busy_time(ModeRun(mode="trace", kernels=parsed.kernel_rows, summary=parsed.summary))
 
 
 def gpu_trace() -> dict[str, Any]:
@@ -50,21 +57,22 @@ def test_gpu_kernels_belong_to_the_step_that_launched_them() -> None:
 
 
 def test_gpu_summary_arithmetic() -> None:
-    s = parse_trace(gpu_trace()).summary
+    parsed = parse_trace(gpu_trace())
+    s = parsed.summary
     assert s.iterations == 2
     assert s.kernels_per_iteration == 5 / 2
     assert s.launches_per_iteration == (2 + 2) / 2
     # iteration 0: kernels cover 10 + 20 µs of a 100 µs span; iteration 1: 10 + 10 + 15 µs of 110 µs
     # (its last kernel ends 10 µs after the step).
-    assert s.kernel_time_us == pytest.approx((30 + 35) / 2)
-    assert s.span_us == pytest.approx((100 + 110) / 2)
-    assert s.busy_fraction == pytest.approx(32.5 / 105)
-    assert s.largest_gap_us == 95 - 50  # iteration 1: from graph_kernel_b's end to late_kernel's start
+    b = busy(parsed)
+    assert b.kernel_time_us == pytest.approx((30 + 35) / 2)
+    assert b.span_us == pytest.approx((100 + 110) / 2)
+    assert b.busy_fraction == pytest.approx(32.5 / 105)
+    assert b.largest_gap_us == 95 - 50  # iteration 1: from graph_kernel_b's end to late_kernel's start
 
 
 def test_idle_gaps() -> None:
-    k = parse_trace(gpu_trace()).kernels
-    assert idle_gaps(k, 0) == [(0, 30), (40, 20)]
+    assert busy(parse_trace(gpu_trace())).gaps[0] == ((0, 30), (40, 20))
 
 
 def cpu_trace() -> dict[str, Any]:
@@ -88,7 +96,7 @@ def test_cpu_kernels_are_top_level_compute_calls() -> None:
     assert list(k.kernel_class) == ["gemm", "cpp_fused"]
     assert list(k.graph) == ["abc", "abc"]
     assert k.iloc[1].fused_ops == ["relu"]
-    assert parsed.summary.busy_fraction == pytest.approx((20 + 10) / 100)
+    assert busy(parsed).busy_fraction == pytest.approx((20 + 10) / 100)
     assert parsed.summary.launches_per_iteration is None
     regions = parsed.cpu_ops[parsed.cpu_ops.category == "region"]
     assert list(regions.name) == ["Torch-Compiled Region: 0/0", "## Call CompiledFxGraph abc ##"]
@@ -156,7 +164,7 @@ def test_kernels_launched_outside_every_step_belong_to_none() -> None:
     first = parsed.kernels[parsed.kernels.iteration == 0]
     assert list(first.name) == ["void at::native::multi_tensor_apply_kernel<>()", "graph_kernel_a", "graph_kernel_b"]
     assert list(first.kernel_class) == ["copy", "other", "other"]
-    assert s.busy_fraction == pytest.approx((5 + 10 + 10) / 100)
+    assert busy(parsed).busy_fraction == pytest.approx((5 + 10 + 10) / 100)
 
 
 def memory_trace() -> dict[str, Any]:
@@ -181,8 +189,8 @@ def test_memory_operations_are_counted_apart_from_kernels() -> None:
     assert list(parsed.kernels.kernel_class) == ["memory", "memory", "gemm"]
     assert (s.kernels_per_iteration, s.memory_ops_per_iteration) == (1, 2)
     assert s.launches_per_iteration == 3  # the copy and the memset are launched too
-    assert s.busy_fraction == pytest.approx(20 / 100)  # kernel time only
-    assert idle_gaps(parsed.kernels, 0) == [(0, 40)]  # a Memcpy alone leaves the GPU's compute idle
+    assert busy(parsed).busy_fraction == pytest.approx(20 / 100)  # kernel time only
+    assert busy(parsed).gaps[0] == ((0, 40),)  # a Memcpy alone leaves the GPU's compute idle
     assert parsed.kernels.fused_ops.tolist()[:2] == [[], []]
 
 
