@@ -22,7 +22,8 @@ from fusionviz.records.session import Session
 from ui import on_screen, sections, story, tables
 from ui.text import plain
 
-PRESENTED = views_needing("runs", "timing", "naive")  # a session's views; a crossover grid's heat map besides
+# a session's views; a crossover grid's heat map besides
+PRESENTED = views_needing("runs", "sources", "timing", "naive")
 GRID = "grid"  # also the heat map's chart key, which the click callback reads
 LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
 

@@ -4,6 +4,8 @@ the verdict of a pair of plain traces (which carry no timing), and the source st
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 
 from fusionviz.analysis.grid import compiled_mode, grid_table
@@ -103,6 +105,21 @@ def _change(values: dict[str, str]) -> str:
 def kernels_caption(session: Session, mode: str | None = None) -> str:
     """What became of eager's kernels under the mode (the collapse and the animation)."""
     return _change(caption_values(session, mode))
+
+
+def source_caption(session: Session, mode: str | None = None) -> str:
+    """Which lines ended in fewer kernels than they launched in eager, and what kept the rest apart."""
+    from fusionviz.analysis.source_view import source_view
+
+    eager, run = session.run("eager"), focus_run(session, mode)
+    if eager is None or run is None:
+        return ""
+    view = source_view(eager, run)
+    reasons = Counter(s.reason for s in view.separations)
+    apart = "; kept apart by " + ", ".join(f"{r} ({n})" for r, n in reasons.most_common()) if reasons else ""
+    lines = len(view.lines)
+    return (f"{int(view.lines.eager_kernels.sum())} eager kernels from {lines} line{'' if lines == 1 else 's'} of "
+            f"the model ended in {len(view.kernel_lines)} {run.mode} kernels{apart}")
 
 
 def _busy(session: Session, values: dict[str, str]) -> str:

@@ -4,12 +4,18 @@ else by op family in launch order (sessions and traces recorded without it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import pandas as pd
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.analysis.provenance import KernelProvenance, compiled_graphs, iteration_provenance, iteration_sources
+from fusionviz.analysis.provenance import (
+    KernelProvenance,
+    LinkKind,
+    iteration_lines,
+    iteration_provenance,
+    iteration_sources,
+    link_kind,
+)
 from fusionviz.records.kernels import op_family
 from fusionviz.records.session import GraphNode, ModeRun, OpSource
 
@@ -20,7 +26,8 @@ LINK_COLUMNS: dict[str, str] = {
 }
 
 
-LinkKind = Literal["provenance", "names"]
+LINK_WORDS: dict[LinkKind, str] = {"provenance": "links from Inductor's records",
+                                   "names": "links matched by kernel names"}
 
 
 @dataclass(frozen=True)
@@ -36,10 +43,32 @@ def run_links(eager: ModeRun, compiled: ModeRun) -> Links:
     """The links between the representative iterations of an eager and a compiled run: from provenance when
     the compiled run kept Inductor's records and the eager run its ops' lines, else by names."""
     ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
-    if eager.op_sources and compiled_graphs(compiled):
+    if link_kind(eager, compiled) == "provenance":
         return Links("provenance", provenance_links(ek, iteration_sources(eager), iteration_provenance(compiled),
                                                     compiled.graph_nodes))
     return Links("names", fusion_links(ek, ck))
+
+
+def kernel_origins(run: ModeRun) -> list[str]:
+    """For each kernel of the run's representative iteration, where it came from, in a few words: an eager
+    kernel's module and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm,
+    gelu · zoo.py:54"); "" where the session does not say."""
+    words = []
+    for prov, lines, source in zip(iteration_provenance(run), iteration_lines(run), iteration_sources(run),
+                                   strict=True):
+        if prov is not None:
+            ops = ", ".join(prov.pre_grad) or ("backward" if prov.backward else prov.handle)
+            words.append(f"{ops} · {', '.join(short_source(s) for s in lines)}")
+        elif source is not None and source.source:
+            words.append(f"{source.module or 'the model'} · {short_source(source.source)}")
+        else:
+            words.append("")
+    return words
+
+
+def short_source(source: str) -> str:
+    """A "file:line" source with the file's folders left out ("/path/to/zoo.py:44" → "zoo.py:44")."""
+    return source.rsplit("/", 1)[-1]
 
 
 def provenance_links(eager: pd.DataFrame, sources: list[OpSource | None], provenance: list[KernelProvenance | None],

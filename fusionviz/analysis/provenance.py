@@ -14,13 +14,14 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import GraphNode, GraphProvenance, ModeRun, OpSource
 
+LinkKind = Literal["provenance", "names"]
 PROVENANCE_VERSION = 2  # the major version of `inductor_provenance_tracking_node_mappings` this reads
 
 
@@ -202,9 +203,33 @@ def _next_fit(row: KernelRow, handles: tuple[str, ...], after: int) -> int | Non
     return None
 
 
+def link_kind(eager: ModeRun | None, run: ModeRun) -> LinkKind:
+    """What a run's links to eager come from: "provenance" where eager kept its ops' lines and the run (a
+    compiled one, or eager itself) Inductor's records, else "names" (sessions recorded before schema 3, plain
+    traces)."""
+    if eager is None or not eager.op_sources:
+        return "names"
+    return "provenance" if run is eager or compiled_graphs(run) else "names"
+
+
 def iteration_provenance(run: ModeRun, iteration: int | None = None) -> list[KernelProvenance | None]:
     """`kernel_provenance` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
     return _of_iteration(run, kernel_provenance(run), iteration)
+
+
+def iteration_lines(run: ModeRun, iteration: int | None = None) -> list[list[str]]:
+    """For each kernel of one iteration (`kernel_tables.iteration_kernels`' order), the user's lines it came
+    from ("file:line"): those of the pre-grad nodes it computes, else the lines Inductor lists for it (a
+    backward kernel's); [] for a kernel without provenance."""
+    nodes: dict[tuple[int | None, str], str] = {(n.graph, n.name): n.source for n in run.graph_nodes if n.source}
+    found: list[list[str]] = []
+    for prov in iteration_provenance(run, iteration):
+        if prov is None:
+            found.append([])
+            continue
+        lines = [nodes[(prov.dynamo_graph, name)] for name in prov.computes if (prov.dynamo_graph, name) in nodes]
+        found.append(list(dict.fromkeys(lines or prov.source)))
+    return found
 
 
 def op_sources(run: ModeRun) -> list[OpSource | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
+from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.trace_stats import as_records, busy_time, idle_breakdown, kernel_ranking
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun, Session, TraceSummary
@@ -38,7 +39,11 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
     read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
     "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration`, the share of kernel time whose
     bytes are known (`bytes_known_pct`) and `gpu_time_us`; per session `ceilings` ({"copy_gbps",
-    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`)."""
+    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`).
+
+    Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
+    "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
+    "provenance" where the links to eager come from those records and eager's op lines, else "names"."""
     env = session.environment
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
@@ -51,7 +56,7 @@ def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -
     costs = session_costs(session, session.ceilings)
     return {"source": source,
             "runs": [_run_report(r, device, env.device_kind, top, costs.get(r.mode)) | timed.get(r.mode, NOT_TIMED)
-                     for r in session.runs],
+                     | {"links": link_kind(session.run("eager"), r)} for r in session.runs],
             "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                                "matmul_tflops": dict(session.ceilings.matmul_tflops)},
             "ladder": _ladder_report(session)}
@@ -102,10 +107,13 @@ def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
                 "gpu_time_us": 0.0}
     rows = _iteration_rows(run, summary.representative_iteration)
     index = {id(r): i for i, r in enumerate(run.kernels)}
+    provenance = kernel_provenance(run)
 
     def kernel(r: KernelRow) -> dict[str, Any]:
         i = index[id(r)]
-        return _row(r) | cost_fields(costs.costs[i], costs.achieved[i])
+        found = provenance[i]
+        return _row(r) | cost_fields(costs.costs[i], costs.achieved[i]) | {
+            "provenance": None if found is None else found.as_json()}
     ranking = kernel_ranking(run)
     return {
         "label": run.mode, "device": device, "iterations": summary.iterations,

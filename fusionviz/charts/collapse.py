@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.analysis.links import fusion_links
+from fusionviz.analysis.links import LINK_WORDS, Links, kernel_origins, run_links
 from fusionviz.analysis.sentences import collapse_title
 from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
 from fusionviz.records.kernels import KERNEL_CLASSES
@@ -26,18 +26,22 @@ COLLAPSE_COLUMNS: dict[str, str] = {
     "links": "how many kernels of the other side it is linked to",
     "role": "eager: 'fused' (absorbed with others), 'kept' (one-to-one) or 'unmatched'; compiled: "
             "'fusion' (absorbed several), 'kept' (one eager kernel), 'new' (no eager counterpart)",
+    "origin": "where it came from: an eager kernel's module and line, a compiled kernel's source ops and lines "
+              "(Inductor's records); '' where the session does not say",
 }
 
 
-def collapse_layout(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode.
+def collapse_layout(eager: ModeRun, compiled: ModeRun, found: Links | None = None
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode
+    (`found`: `run_links` of the two, computed here when not given).
 
     Eager kernels sit in launch order on slots 0, 1, 2…; each compiled kernel sits over the mean slot of
     the eager kernels it absorbed (kept in launch order, at least one slot apart), so links run nearly
     straight down and a fusion reads as several lines meeting in one box.
     """
     ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
-    links = fusion_links(ek, ck)
+    links = (found or run_links(eager, compiled)).table
     per_compiled = links.groupby("compiled_index").eager_index.apply(list).to_dict()
     eager_degree = links.groupby("eager_index").compiled_index.nunique().to_dict()
     fused_eager = {e for c, es in per_compiled.items() if len(set(es)) > 1 for e in es}
@@ -59,12 +63,12 @@ def collapse_layout(eager: ModeRun, compiled: ModeRun) -> tuple[pd.DataFrame, pd
                       "name": ek.name, "label": _node_labels(ek), "kernel_class": ek.kernel_class,
                       "dur_us": ek.dur_us,
                       "links": [eager_degree.get(i, 0) for i in range(len(ek))],
-                      "role": [eager_role(i) for i in range(len(ek))]}),
+                      "role": [eager_role(i) for i in range(len(ek))], "origin": kernel_origins(eager)}),
         pd.DataFrame({"side": "compiled", "index": range(len(ck)), "x": xs, "name": ck.name,
                       "label": _node_labels(ck),
                       "kernel_class": ck.kernel_class, "dur_us": ck.dur_us,
                       "links": [len(set(per_compiled.get(i, []))) for i in range(len(ck))],
-                      "role": [compiled_role(i) for i in range(len(ck))]}),
+                      "role": [compiled_role(i) for i in range(len(ck))], "origin": kernel_origins(compiled)}),
     ], ignore_index=True)
     return nodes[list(COLLAPSE_COLUMNS)], links
 
@@ -100,9 +104,9 @@ def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: st
                 "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
                 "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
                          "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
-        customdata=nodes[["name", "kernel_class", "dur_us", "role"]].to_numpy(dtype=object),
+        customdata=nodes[["name", "kernel_class", "dur_us", "role", "origin"]].to_numpy(dtype=object),
         hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}, %{customdata[2]:.1f} µs<br>"
-                      "%{customdata[3]}<extra></extra>",
+                      "%{customdata[3]}<br>%{customdata[4]}<extra></extra>",
     )
 
 
@@ -116,8 +120,10 @@ def _class_legend(fig: go.Figure, classes: list[str]) -> None:
 
 def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Eager kernels on the top row, the compiled mode's on the bottom row, a line from each eager kernel to
-    the compiled kernel that absorbed it. Fusions get a bold outline; kernels kept one-to-one a thin one."""
-    nodes, links = collapse_layout(eager, compiled)
+    the compiled kernel that absorbed it. Fusions get a bold outline; kernels kept one-to-one a thin one. The
+    title says where the links come from (Inductor's records, or kernel names)."""
+    found = run_links(eager, compiled)
+    nodes, links = collapse_layout(eager, compiled, found)
     e, c = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"].reset_index(drop=True)
     fig = go.Figure()
     for role, dash in (("fusion", "solid"), ("kept", "dot")):
@@ -140,7 +146,7 @@ def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings =
     fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
     fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
                      range=[-0.6, 1.6], showgrid=False, zeroline=False)
-    return style(fig, settings, collapse_title(eager, compiled), settings.chart_px)
+    return style(fig, settings, f"{collapse_title(eager, compiled)} · {LINK_WORDS[found.kind]}", settings.chart_px)
 
 
 # The animation's stages: eager as it runs, its kernels moving onto the compiled kernel that absorbs them,
@@ -162,7 +168,8 @@ def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSetting
 
     `steps` frames in all, played in `seconds`; buttons play one stage at a time (① back to eager, ② move,
     ③ merge) or everything, and the slider steps frame by frame. The axes never move."""
-    nodes, links = collapse_layout(eager, compiled)
+    found = run_links(eager, compiled)
+    nodes, links = collapse_layout(eager, compiled, found)
     e = nodes[nodes.side == "eager"].reset_index(drop=True)
     c = nodes[nodes.side == "compiled"].reset_index(drop=True)
     target = links.groupby("eager_index").compiled_index.first().to_dict()
@@ -211,6 +218,7 @@ def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSetting
                   "ticklen": 0, "font": {"size": 1},
                   "steps": [{"label": "", "method": "animate", "args": [[f.name], jump]} for f in frames]}],
     )
-    fig = style(fig, settings, f"eager → {collapse_title(eager, compiled)}", settings.chart_px + 60)
+    fig = style(fig, settings, f"eager → {collapse_title(eager, compiled)} · {LINK_WORDS[found.kind]}",
+                settings.chart_px + 60)
     fig.update_layout(margin={"b": 50})  # the slider sits in the bottom margin
     return fig

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from fusionviz.charts.style import ChartSettings
     from fusionviz.records.session import Session
 
-# What a view's session must hold: an eager run with kernels, timing, the naive snippet, a sweep, a grid.
-Needs = Literal["runs", "timing", "naive", "sweep", "grid"]
+# What a view's session must hold: an eager run with kernels, timing, the naive snippet, a sweep, a grid, the
+# source lines of its kernels (runs recorded with provenance, schema 3).
+Needs = Literal["runs", "timing", "naive", "sweep", "grid", "sources"]
 
 # The fields a talk's caption template may use (`analysis.captions.caption_values` fills each).
 CAPTION_FIELDS: dict[str, str] = {
@@ -103,6 +104,9 @@ VIEWS: dict[str, View] = {
     "animation": View("Animation", "eager kernels moving and merging into the compiled ones", "runs",
                       _chart("views:draw_animation"), _words("kernels_caption"), takes_mode=True, zooms=True,
                       animated=True),
+    "source": View("Source", "the user's lines: the eager kernels each launched and the compiled kernels it ended "
+                   "in, and what kept neighbours apart", "sources", "fusionviz.charts.source_view:draw_source",
+                   _words("source_caption"), takes_mode=True),
     "latency": View("Latency", "latency per call with its spread and the speedups", "timing",
                     _chart("views:draw_latency"), _words("latency_caption")),
     "methodology": View("Methodology", "the naive snippet's speedup and kernel count next to the proper "

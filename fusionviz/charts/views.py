@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from fusionviz.analysis.captions import caption_values, focus_run, is_timed, speedup_words
 from fusionviz.analysis.methodology import methodology_table
+from fusionviz.analysis.source_view import has_sources
 from fusionviz.analysis.summary import comparisons, drawable_runs
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.grid import grid_figure
@@ -39,6 +40,9 @@ def view_problem(session: Session, view: str, mode: str | None = None) -> str | 
     eager = session.run("eager")
     if eager is None or not eager.ok or eager not in drawable_runs(session):
         return f"the {view} view needs an eager run with kernels, and this session has none"
+    if info.needs == "sources" and not has_sources(eager, focus_run(session, mode)):
+        return (f"the {view} view needs a session recorded with the lines of its kernels (fusionviz 0.1 sessions "
+                "of schema 3): this one was recorded before")
     if info.needs == "timing" and not is_timed(session):
         return "this session carries no timing (plain profiler traces have none), so there are no latencies to draw"
     if info.takes_mode and focus_run(session, mode) is None:

@@ -10,6 +10,7 @@ import pytest
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import iteration_provenance, iteration_sources, kernel_provenance
+from fusionviz.analysis.source_view import source_view
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
@@ -84,3 +85,15 @@ def test_a_train_pass_on_the_gpu_has_backward_kernels_with_their_own_lines(worke
     found = [p for p in kernel_provenance(session.run("default")) if p is not None]
     assert any(p.backward for p in found) and any(not p.backward for p in found)
     assert all(p.source for p in found)
+
+
+@pytest.mark.parametrize(("model", "reason"), [("branching", "shared reduction"),
+                                                ("argmax_gather", "data-dependent index"),
+                                                ("graph_break", "graph break"), ("custom_op", "custom op")])
+def test_each_limit_model_shows_what_kept_its_ops_apart(worker: Worker, model: str, reason: str) -> None:
+    """On the CPU branching and argmax_gather fuse whole (one C++ kernel each); on a GPU they split."""
+    config = RunConfig(model=model, dim=512, batch=256, device="cuda:0", modes=("eager", "default"), rounds=5,
+                       processes=1)
+    session = run_session(config, worker=worker)
+    view = source_view(session.run("eager"), session.run("default"))
+    assert reason in {s.reason for s in view.separations}

@@ -11,6 +11,7 @@ import pytest
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import iteration_provenance, iteration_sources, kernel_provenance
+from fusionviz.analysis.source_view import source_view
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.measure.zoo import MODELS
@@ -137,3 +138,18 @@ def test_each_side_of_a_graph_break_maps_to_its_own_graph(worker: Worker) -> Non
     after = [p for p in found if p.dynamo_graph == 1]
     assert lines([s for p in after for s in p.source]) == {line_of("h = h * 2.0"),
                                                             line_of("return torch.relu(self.second(h)")}
+    view = source_view(session.run("eager"), default)
+    (broken,) = [s for s in view.separations if s.reason == "graph break"]
+    assert lines([broken.before.source, broken.after.source]) == {line_of("if h.mean().item()"),
+                                                                  line_of("h = h * 2.0")}
+    assert "item()" in broken.detail and broken.before.code.startswith("if h.mean().item()")
+
+
+def test_the_custom_op_is_what_keeps_its_neighbours_apart(worker: Worker) -> None:
+    session = run_session(small("custom_op"), worker=worker)
+    view = source_view(session.run("eager"), session.run("default"))
+    custom = [s for s in view.separations if s.reason == "custom op"]
+    assert custom and all("opaque_swish" in s.detail for s in custom)
+    assert {int(n) for n in view.lines.line} == {line_of("h = torch.tanh(self.linear(x))"),
+                                                 line_of("h = opaque_swish(h)"), line_of("torch.sigmoid(h) + h")}
+    assert view.lines.code.str.len().min() > 0  # each line's text, read in the worker

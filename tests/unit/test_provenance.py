@@ -11,9 +11,14 @@ import msgspec
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import compiled_graphs, iteration_provenance, iteration_sources, kernel_provenance
+from fusionviz.analysis.report import inspect_report
+from fusionviz.analysis.separations import separations
+from fusionviz.analysis.source_view import source_view
+from fusionviz.charts.collapse import collapse_figure, collapse_layout
+from fusionviz.charts.views import view_caption, view_figure, view_problem
 from fusionviz.records.kernels import KernelClass, KernelRow
-from fusionviz.records.session import GraphNode, GraphProvenance, OpSource, Session
-from tests.unit.factories import k, run
+from fusionviz.records.session import GraphBreak, GraphNode, GraphProvenance, OpSource, Session
+from tests.unit.factories import k, run, session
 
 ZOO = "/src/zoo.py"
 MLP_HANDLES = ["extern_kernels.addmm:1", "cpp_fused_relu_0:2", "extern_kernels.addmm:3", "cpp_fused_relu_0:4",
@@ -214,3 +219,107 @@ def test_sessions_of_schema_1_open_with_name_links() -> None:
         eager, compiled = session.run("eager"), session.run("default")
         assert session.schema_version == 1 and compiled is not None and compiled.provenance == []
         assert run_links(eager, compiled).kind == "names", path.name
+
+
+def graph_break_runs() -> tuple:
+    """graph_break on the CPU as torch 2.13 records it: a GEMM and gelu+mean, a break at `.item()`, then
+    `h * 2`, a GEMM and add+relu in a second graph."""
+    first = ["extern_kernels.addmm:1", "cpp_fused_gelu_mean_0:2"]
+    second = ["cpp_fused_mul_0:1", "extern_kernels.addmm:2", "cpp_fused_add_relu_1:3"]
+    compiled = run("default", [c("aten::addmm", 0, op_id=1), c("cpp_fused_gelu_mean_0", 1, op_id=2),
+                               c("cpp_fused_mul_0", 5, graph="key1", op_id=3),
+                               c("aten::addmm", 6, graph="key1", op_id=4),
+                               c("cpp_fused_add_relu_1", 7, graph="key1", op_id=5)])
+    compiled.output_code = [wrapper(first), wrapper(second)]
+    compiled.provenance = [
+        GraphProvenance("key0", 0, mappings({first[0]: ["addmm"], first[1]: ["mul", "erf", "mean"]},
+                                            {"addmm": ["linear"], "mul": ["h"], "erf": ["h"], "mean": ["mean"]})),
+        GraphProvenance("key1", 1, mappings({second[0]: ["mul"], second[1]: ["addmm"], second[2]: ["add", "relu"]},
+                                            {"mul": ["h"], "addmm": ["linear"], "add": ["add"], "relu": ["relu"]}))]
+    compiled.graph_nodes = [GraphNode(0, "linear", "linear", "first", f"{ZOO}:141", "h = F.gelu(self.first(x))"),
+                            GraphNode(0, "h", "gelu", "", f"{ZOO}:141", "h = F.gelu(self.first(x))"),
+                            GraphNode(0, "mean", "mean", "", f"{ZOO}:142", "if h.mean().item() > 0:"),
+                            GraphNode(1, "h", "mul", "", f"{ZOO}:143", "h = h * 2.0"),
+                            GraphNode(1, "linear", "linear", "second", f"{ZOO}:146", "return ..."),
+                            GraphNode(1, "add", "add", "", f"{ZOO}:146", "return ..."),
+                            GraphNode(1, "relu", "relu", "", f"{ZOO}:146", "return ...")]
+    compiled.graph_breaks = [GraphBreak(reason="Unsupported Tensor.item() call", user_frame=f"{ZOO}:142")]
+    ops = [("aten::linear", "first", 141), ("aten::gelu", "", 141), ("aten::mean", "", 142), ("aten::mul", "", 143),
+           ("aten::linear", "second", 146), ("aten::add", "", 146), ("aten::relu", "", 146)]
+    eager = run("eager", [k(n, i, 10 + i, op_id=i, launch_op=n) for i, (n, _, _) in enumerate(ops)])
+    eager.op_sources = [OpSource(n, n, m, f"{ZOO}:{line}", f"code {line}") for n, m, line in ops]
+    return eager, compiled
+
+
+def test_the_source_view_puts_each_line_beside_its_eager_time_and_its_kernels() -> None:
+    eager, compiled = graph_break_runs()
+    view = source_view(eager, compiled)
+    assert list(view.lines.line) == [141, 142, 143, 146]
+    assert list(view.lines.eager_kernels) == [2, 1, 1, 3]
+    assert list(view.lines.eager_us) == [10 + 11, 12, 13, 14 + 15 + 16]
+    assert list(view.lines.compiled) == [[0, 1], [1], [2], [3, 4]]
+    assert view.lines.compiled_names[3] == ["aten::addmm", "cpp_fused_add_relu_1"]
+    assert view.kernel_lines[1] == [f"{ZOO}:141", f"{ZOO}:142"]  # gelu and mean: one kernel, two lines
+    assert view.lines.code[0] == "code 141"
+
+
+def test_what_kept_neighbours_apart_is_read_off_the_records() -> None:
+    eager, compiled = graph_break_runs()
+    found = [(s.before.name, s.after.name, s.reason) for s in source_view(eager, compiled).separations]
+    assert found == [("linear", "h", "library call"), ("mean", "h", "graph break"), ("h", "linear", "library call"),
+                     ("linear", "add", "library call")]
+    (broken,) = [s for s in source_view(eager, compiled).separations if s.reason == "graph break"]
+    assert "Tensor.item()" in broken.detail and broken.after.graph == 1
+
+
+def test_a_custom_op_and_a_data_dependent_index_are_named_as_such() -> None:
+    handles = ["cpp_fused_tanh_0:1", "torch.ops.fusionviz.opaque_swish.default:2", "cpp_fused_sigmoid_1:3"]
+    post = {handles[0]: ["tanh"], handles[1]: ["opaque_swish"], handles[2]: ["sigmoid"]}
+    pre = {"tanh": ["tanh"], "opaque_swish": ["h"], "sigmoid": ["sigmoid"]}
+    nodes = [GraphNode(0, n, n, "", f"{ZOO}:{i}") for i, n in enumerate(["tanh", "h", "sigmoid"])]
+    kernels = compiled_graphs(_with(handles, post, pre, nodes))[0].kernels.values()
+    assert [s.reason for s in separations(nodes, list(kernels), [])] == ["custom op", "custom op"]
+    handles = ["triton_red_fused_addmm_argmax_0:1", "triton_poi_fused_add_index_mul_relu_1:2"]
+    post = {handles[0]: ["argmax"], handles[1]: ["index", "mul"]}
+    pre = {"argmax": ["idx"], "index": ["getitem"], "mul": ["mul"]}
+    nodes = [GraphNode(0, n, op, "", f"{ZOO}:128") for n, op in (("idx", "argmax"), ("getitem", "getitem"),
+                                                                  ("mul", "mul"))]
+    kernels = compiled_graphs(_with(handles, post, pre, nodes))[0].kernels.values()
+    assert [s.reason for s in separations(nodes, list(kernels), [])] == ["data-dependent index"]
+
+
+def _with(handles: list[str], post: dict[str, list[str]], pre: dict[str, list[str]], nodes: list[GraphNode]):
+    compiled = run("default", [])
+    compiled.output_code = [wrapper(handles)]
+    compiled.provenance = [GraphProvenance("key0", 0, mappings(post, pre))]
+    compiled.graph_nodes = nodes
+    return compiled
+
+
+def test_the_collapse_and_the_report_say_where_their_links_come_from() -> None:
+    eager, compiled = graph_break_runs()
+    assert "links from Inductor's records" in collapse_figure(eager, compiled).layout.title.text
+    origins = collapse_layout(eager, compiled)[0].origin
+    assert origins.iloc[0] == "first · zoo.py:141"
+    assert origins.iloc[len(eager.kernels) + 1] == "h, mean · zoo.py:141, zoo.py:142"
+    eager.op_sources = []
+    assert "links matched by kernel names" in collapse_figure(eager, compiled).layout.title.text
+    report = inspect_report(session(*graph_break_runs(), device_kind="cpu"), "s")
+    assert [r["links"] for r in report["runs"]] == ["provenance", "provenance"]
+    eager_kernels, compiled_kernels = (r["kernels"] for r in report["runs"])
+    assert {k["provenance"] for k in eager_kernels} == {None}
+    assert compiled_kernels[1]["provenance"] == {"handle": "cpp_fused_gelu_mean_0:2", "post_grad": ["mul", "erf",
+                                                 "mean"], "pre_grad": ["h", "mean"], "source": []}
+
+
+def test_the_source_view_is_drawn_and_refused_for_sessions_without_lines() -> None:
+    recorded = session(*graph_break_runs(), device_kind="cpu")
+    fig = view_figure(recorded, "source")
+    markers = [t for t in fig.data if getattr(t, "mode", None) == "markers"]
+    assert [list(c[:2]) for c in markers[0].customdata][:3] == [[0, "aten::addmm"], [1, "cpp_fused_gelu_mean_0"],
+                                                                 [1, "cpp_fused_gelu_mean_0"]]
+    assert any("graph break" in a.text for a in fig.layout.annotations)
+    assert "graph break (1)" in view_caption("source", recorded)
+    eager, compiled = graph_break_runs()
+    eager.op_sources, compiled.provenance = [], []
+    assert "recorded before" in view_problem(session(eager, compiled, device_kind="cpu"), "source")

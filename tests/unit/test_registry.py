@@ -4,6 +4,7 @@ the CLI's --view choices, on one hand-made session that holds what every view ne
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +14,30 @@ import pytest
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.views import scene_caption, view_problem
 from fusionviz.cli import main
-from fusionviz.records.session import Grid, GridCell, NaiveResult, Session, StrategyRun, Sweep, SweepCall
+from fusionviz.records.session import (
+    GraphNode,
+    GraphProvenance,
+    Grid,
+    GridCell,
+    NaiveResult,
+    OpSource,
+    Session,
+    StrategyRun,
+    Sweep,
+    SweepCall,
+)
 from fusionviz.records.talk import parse_talk
 from tests.unit.factories import k, run, session, timing
 from ui import lab, sweep_view
 
 EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
+EAGER.op_sources = [OpSource(op, op, "", "/m.py:3", "return x * 2 + 1") for op in ("aten::mul", "aten::add")]
 FUSED = run("default", [k("triton_poi_fused_add_mul_0", 0, 10, ops=("add", "mul"))], compile_s=2.0)
+FUSED.output_code = ["        # [Provenance debug handles] triton_poi_fused_add_mul_0:1\n"]
+FUSED.provenance = [GraphProvenance(output_code=0, node_mappings=json.dumps(
+    {"cppCodeToPost": {"triton_poi_fused_add_mul_0:1": ["mul", "add"]}, "postToPre": {"mul": ["mul"], "add": ["add"]},
+     "version": 2.0}))]
+FUSED.graph_nodes = [GraphNode(0, op, op, "", "/m.py:3", "return x * 2 + 1") for op in ("mul", "add")]
 ROOT = Path(__file__).resolve().parents[2]
 MS = {"eager": [[0.30, 0.31, 0.29]], "default": [[0.10, 0.10, 0.11]]}
 

@@ -93,4 +93,4 @@ def test_an_unreadable_talk_file_is_a_talk_error(tmp_path: Path) -> None:
 
 
 def test_every_view_says_what_it_needs() -> None:
-    assert {v.needs for v in VIEWS.values()} == {"runs", "timing", "naive", "sweep", "grid"}
+    assert {v.needs for v in VIEWS.values()} == {"runs", "sources", "timing", "naive", "sweep", "grid"}
