@@ -9,9 +9,10 @@ import json
 from typing import Any
 
 
-def gpu_trace(steps: int, kernels_per_step: int = 3, name: str = "triton_poi_fused_add_mul_0") -> dict[str, Any]:
-    """`steps` ProfilerSteps, each launching `kernels_per_step` kernels of 10 µs, one every 20 µs; 2 + 2 × kernels
-    events a step."""
+def gpu_trace(steps: int, kernels_per_step: int = 3, name: str = "triton_poi_fused_add_mul_0",
+              streams: int = 1) -> dict[str, Any]:
+    """`steps` ProfilerSteps, each launching `kernels_per_step` kernels of 10 µs, one every 20 µs, in turn on
+    `streams` CUDA streams (7, 8, ...); 2 + 2 × kernels events a step."""
     events: list[dict[str, Any]] = []
     corr = 0
     period = 20.0 * kernels_per_step + 20.0
@@ -26,8 +27,9 @@ def gpu_trace(steps: int, kernels_per_step: int = 3, name: str = "triton_poi_fus
             launch = t0 + 2 + k * 20
             events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": launch, "dur": 5.0,
                            "pid": 1, "tid": 1, "args": {"correlation": corr, "External id": s + 1}})
+            stream = 7 + k % streams
             events.append({"ph": "X", "cat": "kernel", "name": name, "ts": launch + 6, "dur": 10.0, "pid": 0,
-                           "tid": 7, "args": {"correlation": corr, "External id": s + 1, "stream": 7,
+                           "tid": stream, "args": {"correlation": corr, "External id": s + 1, "stream": stream,
                                               "grid": [1, 1, 1], "block": [128, 1, 1]}})
     return {"schemaVersion": 1, "traceEvents": events}
 

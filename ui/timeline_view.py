@@ -103,7 +103,9 @@ def _timeline_fragment(session: Session, key: str,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
                           on_box=lambda: _narrow(key))
     picked = clicked_kernel(clicked)
-    _caption(level, bars, search, window)
+    drawn_span = ("the whole trace" if whole else "all profiled iterations" if every else
+                  f"iteration {step}" if step is not None else "the steady iteration (of median length)")
+    _caption(level, bars, search, window, drawn_span)
     if picked:
         mode, row = picked
         run = session.run(mode)
@@ -118,7 +120,8 @@ def _narrow(key: str) -> None:
         state.set_timeline_window(key, box)
 
 
-def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None) -> None:
+def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None, span: str) -> None:
+    """What the timeline shows and how to move in it; `span` names the iterations drawn (one, all, the trace)."""
     matches = matching_kernels(bars, search)
     found = (f" **{len(matches):,}** kernels match “{search.strip()}” (marked in red)."
              if search.strip() else "")
@@ -127,7 +130,7 @@ def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | N
                    "lane is the CPU (gaps there are Python between ops); shaded = compiled region, red ✕ = graph "
                    "break. Click a kernel for its code." + found)
         return
-    where = f"{window[0]:,.0f}–{window[1]:,.0f} µs" if window else "the whole window"
+    where = f"{window[0]:,.0f}–{window[1]:,.0f} µs of {span}" if window else span
     if level == "bins":
         st.caption(f"Too many kernels to draw one by one in {where}: each lane is cut into slices of time, darker "
                    f"= busier. **Drag a box** to zoom in: at {DETAIL_KERNELS:,} kernels or fewer every kernel is "

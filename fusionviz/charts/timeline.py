@@ -145,7 +145,7 @@ def highlight(fig: go.Figure, session: Session, bars: pd.DataFrame, search: str,
     elif level == "kernels":
         for y in sorted(matches.y.unique()):
             rows = matches[matches.y == y]
-            out.add_trace(_cells(rows, float(y), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], label))
+            out.add_trace(_cells(rows, _band(float(y), KERNEL_W), np.zeros(len(rows)), [HIGHLIGHT_COLOUR], label))
     else:
         lanes = [lane for lane in timeline_lanes(session, bars) if lane.kind == "kernel"]
         out.add_trace(_bins_trace(matches, lanes, window, bars, label, colour=HIGHLIGHT_COLOUR))
@@ -229,11 +229,18 @@ def _colourscale(colours: list[str]) -> list[list[Any]]:
     return scale
 
 
-def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], name: str,
+def _band(y: float, width: float) -> list[float]:
+    """A lane's band on the y axis, as a one-row heatmap's edges: `width` high around `y`, as its SVG bars are.
+    Given its centre alone, a one-row heatmap is a whole unit high and covers the lanes above and below."""
+    return [y - width / 2, y + width / 2]
+
+
+def _cells(rows: pd.DataFrame, band: list[float], codes: np.ndarray, colours: list[str], name: str,
            hover: Literal["kernel", "cpu"] | None = None) -> go.Heatmap:
-    """One lane's bars as the cells of a one-row heatmap: cell edges at every bar's start and end, a bar's
-    cell coloured by its code, the gaps between bars empty. The browser draws it as one image, so it redraws
-    a zoom or a pan of thousands of bars in a fraction of what SVG bars or WebGL lines take.
+    """One lane's bars as the cells of a one-row heatmap within the lane's `band` (`_band`): cell edges at every
+    bar's start and end, a bar's cell coloured by its code, the gaps between bars empty. The browser draws it as
+    one image, so it redraws a zoom or a pan of thousands of bars in a fraction of what SVG bars or WebGL lines
+    take.
 
     `hover` gives each bar its hover (else the lane's hover comes from elsewhere, the kernels' click markers):
     names and classes as text, the lane's mode in the template, the numbers as a binary float32 array the
@@ -247,7 +254,7 @@ def _cells(rows: pd.DataFrame, y: float, codes: np.ndarray, colours: list[str], 
     edges = np.maximum.accumulate(edges)  # a bar inside the previous one (overlap) keeps its start, ends there
     z = np.full(len(edges) - 1, np.nan, dtype=np.float32)  # class codes, gaps NaN: four bytes a cell suffice
     z[0::2] = codes[order]
-    cells = go.Heatmap(x=edges, y=[y], z=z[None, :], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
+    cells = go.Heatmap(x=edges, y=band, z=z[None, :], zmin=0, zmax=len(colours), colorscale=_colourscale(colours),
                        showscale=False, hoverongaps=False, name=name, hoverinfo="skip")
     if hover is not None:
         shown = rows.iloc[order]
@@ -293,13 +300,16 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
         for y in sorted(kernels.y.unique()):
             rows = kernels[kernels.y == y]
             codes = rows.kind.map(classes).fillna(classes["other"]).to_numpy(dtype=float)
-            fig.add_trace(_cells(rows, float(y), codes, colours, "kernels", None if clickable else "kernel"))
+            fig.add_trace(_cells(rows, _band(float(y), KERNEL_W), codes, colours, "kernels",
+                                 None if clickable else "kernel"))
         cpu = shown[shown.lane.isin(["cpu", "graph_call"])]
         kinds = {k: i for i, k in enumerate(_CPU_KINDS)}
         for y in sorted(cpu.y.unique()):
             rows = cpu[cpu.y == y]
+            calls = (rows.lane == "graph_call").all()  # graph calls: a strip of their own under the CPU lane
             codes = rows.kind.where(rows.lane != "graph_call", "graph_call").map(kinds).fillna(0).to_numpy(dtype=float)
-            fig.add_trace(_cells(rows, float(y), codes, [CPU_COLOURS[k] for k in _CPU_KINDS], "CPU", "cpu"))
+            fig.add_trace(_cells(rows, _band(float(y), CALL_W if calls else CPU_W), codes,
+                                 [CPU_COLOURS[k] for k in _CPU_KINDS], "CPU", "cpu"))
         if clickable:
             # Invisible markers at the kernels' middles carry their hover, and a click there selects the kernel
             # (heatmap cells cannot be selected).
@@ -307,10 +317,15 @@ def _large_figure(session: Session, bars: pd.DataFrame, lanes: list[Lane],
                                      marker={"size": 16, "color": "rgba(0,0,0,0)"},
                                      customdata=CLICK.of(kernels), meta=CLICK.meta, hovertext=_kernel_text(kernels),
                                      hovertemplate="%{hovertext}<extra></extra>", showlegend=False, name="click"))
-        for kernel_class in KERNEL_CLASSES:  # legend entries: the cells carry no legend of their own
-            if (kernels.kind == kernel_class).any():
-                fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kernel_class,
-                                         marker={"symbol": "square", "size": 12, "color": CLASS_COLOURS[kernel_class]}))
+        # Legend entries, named as the SVG bars' are: the cells carry no legend of their own.
+        entries = [(c, CLASS_COLOURS[c]) for c in KERNEL_CLASSES if (kernels.kind == c).any()]
+        ops = cpu[cpu.lane == "cpu"]
+        entries += [(f"CPU {k}", CPU_COLOURS[k]) for k in ("op", "launch") if (ops.kind == k).any()]
+        if (cpu.lane == "graph_call").any():
+            entries.append(("compiled graph call", CPU_COLOURS["graph_call"]))
+        for name, colour in entries:
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
+                                     marker={"symbol": "square", "size": 12, "color": colour}))
     else:
         fig.add_trace(_bins_trace(shown[shown.lane.isin(["kernel", "cpu"])], lanes, window, bars, "busy"))
     regions = shown[shown.lane == "region"]
@@ -349,21 +364,41 @@ def _covered(points: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return edges * before - sums[before]
 
 
+def _stacked(bands: list[list[float]]) -> tuple[list[float], list[int]]:
+    """The row edges of one heatmap holding each band (low, high; in order, apart) in a row of its own, an empty
+    row in each gap between two bands, and the row of each band."""
+    edges: list[float] = []
+    rows: list[int] = []
+    for low, high in bands:
+        if not edges or low > edges[-1]:
+            edges.append(low)
+        rows.append(len(edges) - 1)
+        edges.append(high)
+    return edges, rows
+
+
 def _bins_trace(rows: pd.DataFrame, lanes: list[Lane], window: tuple[float, float] | None, bars: pd.DataFrame,
                 what: str, colour: str | None = None) -> go.Heatmap:
     if window is None:
         window = (float(bars.start_us.min()), float((bars.start_us + bars.dur_us).max()))
     edges = np.linspace(window[0], window[1], BINS + 1)
-    ys = [lane.y for lane in lanes]
-    busy, counts = lane_bins(rows, ys, edges)
+    lanes = sorted(lanes, key=lambda lane: lane.y)
+    busy, counts = lane_bins(rows, [lane.y for lane in lanes], edges)
+    # Each lane in a band as high as its bars (the matches' narrower), the rows between the bands empty.
+    narrow = 1.0 if colour is None else 0.4
+    y_edges, at = _stacked([_band(lane.y, narrow * (KERNEL_W if lane.kind == "kernel" else CPU_W))
+                            for lane in lanes])
+    z = np.full((len(y_edges) - 1, BINS), np.nan)
+    z[at] = np.where(busy > 0, busy, np.nan)
+    placed = np.zeros((len(y_edges) - 1, BINS), dtype=int)
+    placed[at] = counts
     centres = (edges[:-1] + edges[1:]) / 2
-    starts, ends = np.broadcast_to(edges[:-1], counts.shape), np.broadcast_to(edges[1:], counts.shape)
-    custom = np.dstack([counts, starts, ends])  # SLICE's fields, in its order
+    starts, ends = np.broadcast_to(edges[:-1], placed.shape), np.broadcast_to(edges[1:], placed.shape)
+    custom = np.dstack([placed, starts, ends])  # SLICE's fields, in its order
     return go.Heatmap(
-        x=centres, y=ys, z=np.where(busy > 0, busy, np.nan), zmin=0, zmax=1,
+        x=centres, y=y_edges, z=z, zmin=0, zmax=1, hoverongaps=False,
         colorscale=[[0, "#C9D7EA"], [1, "#1F3F6E"]] if colour is None else [[0, colour], [1, colour]],
         showscale=False, name=f"{what} (time slices)", customdata=custom, meta=SLICE.meta,
-        ygap=6 if colour is None else 14,
         hovertemplate=SLICE.template("%{z:.0%} busy from %{from_us:.1f} to %{to_us:.1f} µs"
                                      "<br>%{starts} start here · drag a box to see each one<extra></extra>"))
 

@@ -23,6 +23,7 @@ from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
+from tests.synthetic import encoded, gpu_trace
 from tests.texts import unescaped
 from ui import state
 
@@ -222,6 +223,23 @@ def test_a_refused_upload_leaves_an_empty_uploader_under_its_error() -> None:
     fresh.set_value(("default.pt.trace.json", trace, "application/json")).run()
     no_errors(at)
     assert sum(kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]).values()) > 0
+
+
+def test_a_large_timeline_caption_names_the_iteration_drawn(sessions_dir: Path) -> None:
+    """Past SVG_BARS bars the timeline is drawn as cells: its caption says which iteration it holds (it said
+    "every kernel in the whole window" with one iteration chosen), and a chosen one by its number."""
+    (sessions_dir / "streams.trace.json.gz").write_bytes(encoded(gpu_trace(3, 2_100, streams=2)))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    no_errors(at)
+    captions = [c.value for c in at.caption if c.value.startswith("Every kernel in")]
+    assert len(captions) == 1 and captions[0].startswith("Every kernel in the steady iteration (of median length),")
+    picker = at.selectbox(key=state.timeline_step_key("x_timeline"))
+    other = 0 if picker.value != 0 else 1
+    picker.set_value(other).run()
+    no_errors(at)
+    assert any(c.value.startswith(f"Every kernel in iteration {other},") for c in at.caption)
+    assert not any("whole window" in c.value for c in at.caption)
 
 
 def test_methodology_page_puts_naive_next_to_proper() -> None:

@@ -12,6 +12,8 @@ from fusionviz.charts import timeline
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.charts.timeline import clicked_kernel, lane_bins, level_of_detail, timeline_figure, timeline_layout
 from fusionviz.charts.timeline_layout import (
+    CPU_W,
+    KERNEL_W,
     STREAM_GAP,
     break_markers,
     matching_kernels,
@@ -21,6 +23,7 @@ from fusionviz.charts.timeline_layout import (
 from fusionviz.records.files import session_from_trace
 from fusionviz.records.session import GraphBreak
 from tests.clicks import clicked
+from tests.synthetic import gpu_trace
 from tests.unit.test_trace import calls_trace, ev, memory_trace, replay_trace
 
 
@@ -138,7 +141,7 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     detail = timeline_figure(session, bars, window=(0.0, 50.0), search="GEMM")
     cells = [t for t in detail.data if type(t).__name__ == "Heatmap" and t.name == "kernels"]
     assert len(cells) == 2  # one lane per stream
-    gemm = next(c for c in cells if list(c.y) == [0.0])
+    gemm = next(c for c in cells if list(c.y) == [-KERNEL_W / 2, KERNEL_W / 2])  # the lane's band, as its bars
     assert list(gemm.x) == [10, 40] and gemm.z[0][0] == timeline.KERNEL_CLASSES.index("gemm")  # exact edges
     (click,) = [t for t in detail.data if t.name == "click"]
     assert clicked_kernel(clicked(click, 0)) == ("s", 0)
@@ -148,12 +151,43 @@ def test_large_timelines_use_webgl_with_a_level_of_detail(monkeypatch: pytest.Mo
     monkeypatch.setattr(timeline, "CLICK_KERNELS", 1)  # more kernels than that: no marker layer, hover on the cells
     crowded = timeline_figure(session, bars, window=(0.0, 50.0))
     assert not [t for t in crowded.data if t.name == "click"] and crowded.layout.dragmode == "select"  # a box narrows
-    cells = {float(t.y[0]): t for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels"}
+    cells = {sum(t.y) / 2: t for t in crowded.data if type(t).__name__ == "Heatmap" and t.name == "kernels"}
     gemm = cells[0.0]  # the first step's GEMM: 30 µs from 10 µs into iteration 0
     assert list(gemm.text[0]) == ["<b>nvjet_tst_gemm</b><br>gemm"]
     assert gemm.customdata[0][0].tolist() == [30.0, 10.0, 0.0]
     assert gemm.customdata.dtype == np.float32 and " · s<br>" in gemm.hovertemplate
     assert len(matching_kernels(bars, "gemm")) == 2 and matching_kernels(bars, " ").empty
+
+
+@pytest.mark.parametrize("window", [(0.0, 100.0), None])  # every kernel as cells; time slices
+def test_a_large_timeline_keeps_each_lane_in_its_own_band(monkeypatch: pytest.MonkeyPatch,
+                                                         window: tuple[float, float] | None) -> None:
+    """Three streams over a CPU lane, drawn as heatmaps: each lane only as high as its SVG bars, apart from the
+    others (a one-row heatmap given its centre alone is a unit high: the CPU lane covered the streams above), and
+    the CPU lane in the legend."""
+    session = session_from_trace(gpu_trace(2, 6, streams=3), "s")
+    bars = timeline_bars(session, all_iterations=True)
+    monkeypatch.setattr(timeline, "SVG_BARS", 2)
+    monkeypatch.setattr(timeline, "DETAIL_KERNELS", 10)  # of 12 kernels
+    fig = timeline_figure(session, bars, window=window)
+    lanes = timeline_lanes(session, bars)
+    assert [lane.label for lane in lanes] == ["<b>s</b> · stream 7", "stream 8", "stream 9", "CPU"]
+    wanted = {lane.y: KERNEL_W if lane.kind == "kernel" else CPU_W for lane in lanes}
+    heatmaps = [t for t in fig.data if type(t).__name__ == "Heatmap"]
+    if window is not None:
+        assert timeline.level_of_detail(bars, window) == "kernels"
+        bands = sorted((float(t.y[0]), float(t.y[1])) for t in heatmaps)
+        assert bands == [(y - w / 2, y + w / 2) for y, w in sorted(wanted.items())]
+        legend = [t.name for t in fig.data if t.showlegend is not False and type(t).__name__ == "Scatter"]
+        assert legend == ["triton_pointwise", "CPU op", "CPU launch"]
+    else:
+        (slices,) = heatmaps
+        edges, z = [float(e) for e in slices.y], np.asarray(slices.z, dtype=float)
+        assert edges == sorted(edges)
+        rows = [edges.index(y - w / 2) for y, w in sorted(wanted.items())]  # each lane's row spans its band
+        assert [edges[r + 1] for r in rows] == [y + w / 2 for y, w in sorted(wanted.items())]
+        assert all(not np.isnan(z[r]).all() for r in rows)
+        assert all(np.isnan(z[r]).all() for r in range(len(z)) if r not in rows)  # the gaps between lanes
 
 
 @pytest.mark.parametrize("window", [None, (0.0, 50.0)])
