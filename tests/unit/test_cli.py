@@ -4,12 +4,17 @@ asked for), and the model zoo listed in aligned columns or as JSON."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from fusionviz.cli import COMMANDS, main
 from fusionviz.cli.reporter import Column, table
 from fusionviz.measure.catalog import CATALOG
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_table_columns_widen_to_their_widest_cell() -> None:
@@ -40,3 +45,14 @@ def test_every_command_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert all(f"    {c.name}" in out and c.help.split()[0] in out for c in COMMANDS)
+
+
+@pytest.mark.parametrize("file", ["tests/data/h200_mlp_bf16_max-autotune.trace.json.gz",
+                                  "sessions/h200_graph_break_512x256_float32.json.gz"])
+def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
+    """torch alone costs 1.5-2 s; `inspect` of a trace or a session reads neither the worker's side nor charts."""
+    code = ("import sys\nfrom fusionviz.cli import main\n"
+            f"assert main(['inspect', {file!r}, '--json']) == 0\n"
+            "assert not {'torch', 'plotly', 'psutil'} & set(sys.modules), 'imported'")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
