@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
+
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 

@@ -7,6 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
+
 from playwright.sync_api import Browser, Page
 
 from tests.e2e.test_e2e import RUN_TIMEOUT_MS, VIEWPORT, browser, server, settle  # noqa: F401

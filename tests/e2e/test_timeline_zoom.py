@@ -8,6 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
+
 from playwright.sync_api import Browser, Page
 
 from fusionviz.charts.timeline import CLICK_KERNELS, DETAIL_KERNELS
