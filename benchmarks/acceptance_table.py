@@ -12,7 +12,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.report import analyse
 from fusionviz.records.session import Session
 
 
@@ -30,7 +30,7 @@ def main(folder: Path) -> int:
           + " | overlap | no contradiction | script median ms | inside every run's latency interval |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (model, dtype), by_run in runs.items():
-        compared = {i: comparisons(s) for i, s in sorted(by_run.items())}
+        compared = {i: analyse(s).comparisons for i, s in sorted(by_run.items())}
         modes = [m for m in next(iter(compared.values())) if m != "eager"]
         for mode in ["eager", *modes]:
             cells, lows, highs, verdicts, inside = [], [], [], set(), []
@@ -71,7 +71,7 @@ def _pooled(runs: dict[tuple[str, str], dict[int, Session]], checks: dict[tuple[
                 assert first.timing is not None
                 processes = [p for s in combo for p in (s.timing.processes if s.timing else [])]
                 merged = dataclasses.replace(first, timing=dataclasses.replace(first.timing, processes=processes))
-                for mode, c in comparisons(merged).items():
+                for mode, c in analyse(merged).comparisons.items():
                     script = checks.get((model, dtype, mode))
                     if script:
                         inside += c.latency.low <= statistics.median(script) <= c.latency.high

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fusionviz.analysis.report import analyse
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
@@ -23,7 +24,6 @@ from fusionviz.records.config import (
 from fusionviz.records.session import Session
 from ui import backend, lab, on_screen, sections, state
 from ui.page import setup_page
-from ui.text import plain
 
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -127,17 +127,18 @@ if shown is None:
         run(EXAMPLE)
         st.rerun()
 else:
+    report = analyse(shown.session)  # the one analysis of what is on screen; every section draws from it
     if not state.presentation():
-        st.caption(f"Source of data: **{plain(on_screen.origin_line(shown))}**")
+        sections.show_source(report, on_screen.opened_as(shown))
         if shown.origin == "live" and shown.name:
             st.caption(f"This run was {shown.name}.")
         if shown.origin == "live" and state.shown("lab") not in (SessionRun(config).key, SessionRun(EXAMPLE).key):
             st.caption("The sidebar has changed since this run: press **Run** to measure the new configuration.")
-        sections.show_trace_notes(shown.session)
+        sections.show_trace_notes(report)
     if state.presentation():
-        lab.present(shown.session, settings, grid)
+        lab.present(report, settings, analyse(grid) if grid else None)
     else:
         if grid is not None:
-            lab.show_grid(grid, settings)
+            lab.show_grid(analyse(grid), settings)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
-        lab.report(shown.session, settings)
+        lab.show_report(report, settings)

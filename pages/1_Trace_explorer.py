@@ -8,10 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.analysis.kernel_tables import kernel_diff, pair_summary
-from fusionviz.analysis.report import per_iteration, trace_notes
-from fusionviz.analysis.sentences import source_line
-from fusionviz.analysis.summary import drawable_runs
-from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame, idle_breakdown, kernel_ranking
+from fusionviz.analysis.report import Report, analyse
+from fusionviz.analysis.sentences import per_iteration
+from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
 from fusionviz.errors import FusionvizError
@@ -19,7 +18,6 @@ from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace_pair import pair_session
 from ui import backend, presentation, sections, state, tables
-from ui.memo import memo
 from ui.page import setup_page
 from ui.text import plain
 
@@ -75,26 +73,27 @@ def per_call_option(session: Session, raw: bytes, name: str, key: str) -> Sessio
     return backend.open_bytes(raw, name, "calls") if per_call else session
 
 
-def show_one(session: Session) -> None:
-    sections.show_source(session)
-    sections.show_trace_notes(session)
+def show_one(report: Report) -> None:
+    session = report.session
+    sections.show_source(report)
+    sections.show_trace_notes(report)
     if session.sweep is not None and not session.runs:
         st.info("This file is a shape sweep, with no kernel timeline of its own: open it on the **Dynamic "
                 "shapes** page.")
         return
     sections.show_run_problems(session)
     st.subheader("Kernel timeline")
-    sections.show_timeline(session, "x_timeline")
+    sections.show_timeline(report, "x_timeline")
     st.subheader("Top kernels and where the GPU's time went")
-    show_summaries(session)
+    show_summaries(report)
     # On a projector: the charts and the top kernels; the long tables stay off screen.
     with presentation.presentation_only("x_left_out"):
         st.caption("Per-kernel statistics and the kernel table are left out in presentation mode.")
     with presentation.desk_only("x_desk"):
         st.subheader("Per-kernel statistics")
-        sections.show_stats(session, ChartSettings(), "x_stats")
+        sections.show_class_stats(report, ChartSettings(), "x_stats")
         st.subheader("Kernels and generated code")
-        kernel_table(session)
+        kernel_table(report)
         if session.source != "trace":
             sections.show_downloads(session, "x_downloads")
 
@@ -103,20 +102,19 @@ TOP_CHOICES = [10, 20, 50, 100, 0]  # 0: every kernel
 
 
 @st.fragment
-def show_summaries(session: Session) -> None:
+def show_summaries(report: Report) -> None:
     """Kernels ranked by total time with their duration distribution, and each iteration's GPU time split into
     kernels, waiting on the host and gaps between queued kernels (the README's Definitions)."""
     top = st.segmented_control("Kernels ranked", TOP_CHOICES, default=20, key="x_top",
                                format_func=lambda n: f"top {n}" if n else "all")
-    for run in drawable_runs(session):
-        ranking = memo(run, ("ranking",), lambda r=run: kernel_ranking(r))  # type: ignore[misc]
+    for run in report.drawable:
+        ranking = report.runs[run.mode].ranking
         shown = ranking[:top] if top else ranking
         st.markdown(f"**{plain(run.mode)}**: {len(shown)} of {len(ranking)} kernel names, longest total time first "
                     f"(durations in µs over {_window(run)}; percentiles interpolated)")
         tables.show(as_frame(shown, KernelStat), f"x_top_{run.mode}")
-        if session.environment.device_kind == "cuda" and run.summary is not None:
-            idle = memo(run, ("idle",), lambda r=run: idle_breakdown(r))  # type: ignore[misc]
-            tables.show(as_frame(idle, StepIdle), f"x_idle_{run.mode}")
+        if report.session.environment.device_kind == "cuda" and run.summary is not None:
+            tables.show(as_frame(report.runs[run.mode].idle, StepIdle), f"x_idle_{run.mode}")
             st.caption("GPU time of each iteration: **kernel_us** at least one kernel runs; **host_wait_us** no "
                        "kernel queued (the next one was launched after the GPU went idle, or none came); "
                        "**between_kernels_us** the next kernel was already launched and waited on the GPU "
@@ -132,18 +130,18 @@ def _window(run: ModeRun) -> str:
 
 
 @st.fragment
-def kernel_table(session: Session) -> None:
+def kernel_table(report: Report) -> None:
     """The kernel table and a chosen kernel's code, rerun alone when a row or the mode is picked."""
-    sections.show_kernel_table(session, "x_kernels")
+    sections.show_kernel_table(report, "x_kernels")
 
 
-def show_pair(a: Session, b: Session) -> None:
+def show_pair(a: Report, b: Report) -> None:
     with st.columns(2)[0]:
-        for side, session in (("A", a), ("B", b)):
-            st.caption(f"{side}: {plain(source_line(session))}")
-            for run in session.runs:
-                for note in trace_notes(run.summary) if run.summary else []:
-                    st.caption(f"{side} · {plain(run.mode)}: {plain(note)}")
+        for side, report in (("A", a), ("B", b)):
+            st.caption(f"{side}: {plain(report.source.line())}")
+            for shown in report.runs.values():
+                for note in shown.notes:
+                    st.caption(f"{side} · {plain(shown.run.mode)}: {plain(note)}")
     left, right = st.columns(2)
     with left:
         run_a = sections.mode_picker(a, "Run of A", "pair_a")
@@ -152,10 +150,11 @@ def show_pair(a: Session, b: Session) -> None:
     if run_a is None or run_b is None:
         st.info("Both files need a run with kernels to compare.")
         return
-    pair = pair_session(run_a, run_b, run_a.mode, run_b.mode)
+    pair = analyse(pair_session(run_a, run_b, run_a.mode, run_b.mode))
     sections.show_timeline(pair, "pair_timeline")
     tables.show(pair_summary(run_a, run_b), "pair_summary")
-    sections.restyled_chart(class_stats_figure(pair.runs), "pair_classes", ChartSettings.presentation().chart_px)
+    sections.restyled_chart(class_stats_figure(list(pair.runs.values())), "pair_classes",
+                            ChartSettings.presentation().chart_px)
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first)")
     tables.show(kernel_diff(run_a, run_b), "pair_diff")
 
@@ -166,6 +165,6 @@ compare = st.toggle("Compare with a second file", key="compare")
 second = pick("Second file", "b") if compare else None
 
 if first is not None and second is not None:
-    show_pair(first, second)
+    show_pair(analyse(first), analyse(second))
 elif first is not None:
-    show_one(first)
+    show_one(analyse(first))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology_note, methodology_table
+from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import NaiveRun, SessionRun
@@ -70,12 +71,13 @@ if naive is None or proper is None:
     st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, sizes "
             "and mode (a few seconds to half a minute on the CPU).")
 else:
-    sections.show_source(proper)
+    report = analyse(proper)
+    sections.show_source(report)
     sections.show_run_problems(proper)
-    table = methodology_table(naive, proper)
-    if table.empty:
+    against = methodology(report, naive)
+    if against is None or against.note is None:
         st.info(f"{mode} did not run properly here, so there is nothing to compare.")
     else:
-        sections.chart(methodology_figure(table, settings), "methodology")
-        tables.show(table, "m_table", helps=METHODOLOGY_COLUMNS)
-        st.caption(methodology_note(table, processes))
+        sections.chart(methodology_figure(against.table, settings), "methodology")
+        tables.show(against.table, "m_table", helps=METHODOLOGY_COLUMNS)
+        st.caption(against.note)

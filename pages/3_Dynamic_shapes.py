@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.sweep import ok_strategies
+from fusionviz.analysis.report import analyse
 from fusionviz.errors import ConfigError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import SweepRun
@@ -96,12 +96,13 @@ if shown is None:
             "(mlp dim 64 over a few batch sizes takes about half a minute on the CPU), or upload a sweep file.")
 else:
     st.info(f"You are looking at {what}. Change the sidebar and press **Run** to sweep on this machine.")
-    sections.show_source(shown)
+    report = analyse(shown)
+    sections.show_source(report)
     st.markdown(sweep_view.describe(shown))
     sweep_view.show_errors(shown)
-    if not ok_strategies(shown):
+    if report.sweep is None or not report.sweep.strategies:
         st.warning("No strategy of this sweep ran, so there is nothing to draw.")
     elif state.presentation():
-        sweep_view.present(shown, settings)
+        sweep_view.present(report, settings)
     else:
-        sweep_view.report(shown, settings)
+        sweep_view.show_report(report, settings)

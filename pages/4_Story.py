@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.views import view_problem
 from fusionviz.errors import TalkFileError
 from fusionviz.records.talk import Talk
@@ -51,12 +52,13 @@ story.navigation(talk, at)
 scene = talk.scenes[at]
 library, _ = backend.library()
 session = library.get(scene.session)
-problem = (f"{scene.session} is not in the library ({backend.sessions_dir()})" if session is None
-           else view_problem(session, scene.view, scene.mode))
-if problem or session is None:
+report = analyse(session) if session is not None else None
+problem = (f"{scene.session} is not in the library ({backend.sessions_dir()})" if report is None
+           else view_problem(report, scene.view, scene.mode))
+if problem or report is None:
     st.warning(plain(f"{talk.name}, {scene.where('session')}: {problem}"))
 else:
-    story.show_scene(scene, session, settings, seconds)
+    story.show_scene(scene, report, settings, seconds)
     with st.sidebar:
         st.markdown("**This scene as a slide**")
-        story.slide_downloads(session, scene.view, "story_slide", mode=scene.mode, zoom=scene.zoom, seconds=seconds)
+        story.slide_downloads(report, scene.view, "story_slide", mode=scene.mode, zoom=scene.zoom, seconds=seconds)

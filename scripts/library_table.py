@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.report import analyse
 from fusionviz.records.files import open_path
 
 
@@ -21,7 +21,7 @@ def main(folder: Path) -> int:
         if not session.runs:
             continue
         eager = session.run("eager")
-        compared = comparisons(session)
+        compared = analyse(session).comparisons
         cells = []
         for run in session.runs:
             if run.mode == "eager" or not run.ok or run.summary is None or run.mode not in compared:

@@ -12,9 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from fusionviz.analysis.report import inspect_report
-from fusionviz.analysis.sentences import load_warnings
-from fusionviz.analysis.summary import summary_table
+from fusionviz.analysis.inspection import inspect_report
+from fusionviz.analysis.report import analyse
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.views import view_caption
 from fusionviz.cli.reporter import finite
@@ -47,13 +46,12 @@ def exercise(raw: bytes, name: str = "fuzzed.json") -> Session | None:
     refused with the project's own error. Any other exception escapes (a failure)."""
     try:
         session = open_file(raw, name)
-        report = inspect_report(session, name, top=5)
-        json.dumps(finite(report), allow_nan=False)
-        summary_table(session)
-        verdict(session)
-        load_warnings(session)
+        report = analyse(session)
+        json.dumps(finite(inspect_report(report, name, top=5)), allow_nan=False)
+        parts = (report.summary, verdict(report), report.verdict, report.warnings)  # none may raise
+        assert all(part is not None for part in parts)
         for view in ("verdict", "timeline", "collapse", "latency"):
-            view_caption(view, session)
+            view_caption(report, view)
     except FusionvizError:
         TALLY["refused"] += 1
         return None

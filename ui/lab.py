@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.captions import is_timed, source_stamp, untimed_verdict
-from fusionviz.analysis.grid import GRID_COLUMNS, crossover_sentence, grid_table
-from fusionviz.analysis.methodology import methodology_note, methodology_table
-from fusionviz.analysis.sentences import load_warnings
-from fusionviz.analysis.summary import SUMMARY_COLUMNS, comparisons, drawable_runs, summary_table
-from fusionviz.analysis.verdict import spread_words, verdict
+from fusionviz.analysis.grid import GRID_COLUMNS
+from fusionviz.analysis.report import Report
+from fusionviz.analysis.summary import SUMMARY_COLUMNS
+from fusionviz.analysis.verdict import spread_words
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
@@ -28,9 +26,9 @@ GRID = "grid"  # also the heat map's chart key, which the click callback reads
 LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
 
 
-def show_metrics(session: Session) -> None:
+def show_metrics(report: Report) -> None:
+    session, compared = report.session, report.comparisons
     eager = session.run("eager")
-    compared = comparisons(session)
     compiled = [r for r in session.runs if r.mode != "eager"]
     cols = st.columns(max(len(compiled), 1))
     for col, r in zip(cols, compiled, strict=False):
@@ -71,48 +69,49 @@ def show_graph_breaks(session: Session) -> None:
             st.code(brk.user_frame, language="text")
 
 
-def show_collapse(session: Session, settings: ChartSettings, *, animated: bool) -> None:
-    eager = session.run("eager")
-    compiled = sections.mode_picker(session, "Compiled mode", "animation_mode" if animated else "collapse_mode",
+def show_collapse(report: Report, settings: ChartSettings, *, animated: bool) -> None:
+    eager = report.session.run("eager")
+    compiled = sections.mode_picker(report, "Compiled mode", "animation_mode" if animated else "collapse_mode",
                                     compiled_only=True)
-    if eager is None or not eager.ok or compiled is None:
+    if eager is None or not eager.ok or compiled is None or compiled.mode not in report.collapses:
         st.info("The collapse view needs eager and a compiled mode that both ran.")
         return
-    stamp = source_stamp(session)
+    collapse, stamp = report.collapses[compiled.mode], report.source.stamp
     if animated:
         seconds = story.pace("lab_pace")
-        sections.chart(collapse_animation(eager, compiled, settings, seconds=seconds), "animation", stamp=stamp)
+        sections.chart(collapse_animation(collapse, settings, seconds=seconds), "animation", stamp=stamp)
         st.caption("① back to eager · ② the eager kernels move onto the kernel that absorbs them · ③ they merge "
                    "into it. The slider steps through it frame by frame.")
     else:
-        sections.chart(collapse_figure(eager, compiled, settings), "collapse", stamp=stamp)
+        sections.chart(collapse_figure(collapse, settings), "collapse", stamp=stamp)
 
 
-def show_grid(session: Session, settings: ChartSettings) -> None:
+def show_grid(grid: Report, settings: ChartSettings) -> None:
     """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
-    sections.chart(grid_figure(session, settings), "grid", selectable=on_screen.pick_clicked_cell,
-                   stamp=source_stamp(session))
-    st.markdown(plain(crossover_sentence(session)))
+    assert grid.grid is not None
+    sections.chart(grid_figure(grid, settings), "grid", selectable=on_screen.pick_clicked_cell,
+                   stamp=grid.source.stamp)
+    st.markdown(plain(grid.grid.sentence))
     with st.expander("Every cell"):
-        tables.show(grid_table(session), "lab_grid_table", helps=GRID_COLUMNS)
+        tables.show(grid.grid.table, "lab_grid_table", helps=GRID_COLUMNS)
 
 
-def presented(session: Session, grid: Session | None = None) -> list[str]:
+def presented(report: Report, grid: Report | None = None) -> list[str]:
     """The views presentation mode offers (with a crossover `grid`, its heat map first): one the session cannot
     show says why when picked, but the methodology is offered only for a session with the naive snippet."""
-    views = [v for v in PRESENTED if VIEWS[v].needs != "naive" or session.naive is not None]
+    views = [v for v in PRESENTED if VIEWS[v].needs != "naive" or report.methodology is not None]
     return (views_needing("grid") if grid else []) + views
 
 
-def present(session: Session, settings: ChartSettings, grid: Session | None = None) -> None:
+def present(report: Report, settings: ChartSettings, grid: Report | None = None) -> None:
     """Presentation mode: one view at a time, sized to fit a 1920 × 1080 screen under its selectors; with a
     crossover `grid`, its heat map is a view too and the others show the cell picked in the sidebar."""
-    views = presented(session, grid)
+    views = presented(report, grid)
     pick, mode_col, pace_col = st.columns([6, 2, 2], vertical_alignment="bottom")
     view = pick.radio("Show", views, horizontal=True, key="present_view", label_visibility="collapsed",
                       format_func=lambda v: VIEWS[v].label)
     shown_view, mode = VIEWS[view], None
-    compiled = [r.mode for r in drawable_runs(session) if r.mode != "eager"]
+    compiled = [r.mode for r in report.drawable if r.mode != "eager"]
     if shown_view.takes_mode and compiled:
         every = [None] if shown_view.every_mode else []
         mode = mode_col.selectbox("Compiled mode", [*every, *compiled], key=f"present_mode_{view}",
@@ -124,63 +123,63 @@ def present(session: Session, settings: ChartSettings, grid: Session | None = No
     if shown_view.needs == "grid" and grid is not None:
         shown, key, on_click = grid, GRID, on_screen.pick_clicked_cell
     else:
-        shown, key, on_click = session, f"present_{view}", None
+        shown, key, on_click = report, f"present_{view}", None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
     with st.sidebar:
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 
 
-def show_methodology(session: Session, settings: ChartSettings) -> None:
-    if session.naive is None:
+def show_methodology(report: Report, settings: ChartSettings) -> None:
+    methodology = report.methodology
+    if methodology is None:
         return
-    table = methodology_table(session.naive, session)
-    if table.empty:
-        st.info(f"{plain(session.naive.mode)} was not timed properly here, so the naive loop has nothing to be "
+    if methodology.note is None:
+        st.info(f"{plain(methodology.naive.mode)} was not timed properly here, so the naive loop has nothing to be "
                 "set against.")
         return
     st.subheader("The naive loop against this measurement")
-    sections.chart(methodology_figure(table, settings), "methodology", stamp=source_stamp(session))
-    tables.show(table, "lab_methodology")
-    st.caption(plain(methodology_note(table, session.config.processes)))
+    sections.chart(methodology_figure(methodology.table, settings), "methodology", stamp=report.source.stamp)
+    tables.show(methodology.table, "lab_methodology")
+    st.caption(plain(methodology.note))
 
 
-def report(session: Session, settings: ChartSettings) -> None:
+def show_report(report: Report, settings: ChartSettings) -> None:
     """Every section of one session, top to bottom."""
-    for line in load_warnings(session):
+    session = report.session
+    for line in report.warnings:
         st.warning(plain(line))
-    timed = is_timed(session)
-    st.markdown(f"#### {plain(verdict(session) if timed else untimed_verdict(session))}")
+    st.markdown(f"#### {plain(report.verdict)}")
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
-    show_metrics(session)
-    stamp = source_stamp(session)
+    show_metrics(report)
+    stamp = report.source.stamp
     left, right = st.columns(2)
     with left:
-        if timed:
-            sections.chart(latency_figure(session, settings), "latency", stamp=stamp)
+        if report.timed:
+            sections.chart(latency_figure(report, settings), "latency", stamp=stamp)
         else:
             st.info("No latency bars: plain profiler traces carry no timing outside the profiler, which slows "
                     "every call. Compare kernels here; time the two with `python -m fusionviz run` for speed.")
     with right:
-        sections.chart(metrics_figure(session, settings), "metrics", stamp=stamp)
+        sections.chart(metrics_figure(report, settings), "metrics", stamp=stamp)
     with st.expander("All numbers per mode"):
-        tables.show(summary_table(session), "lab_summary", helps=SUMMARY_COLUMNS)
+        tables.show(report.summary, "lab_summary", helps=SUMMARY_COLUMNS)
     st.subheader("Kernel timeline")
-    sections.show_timeline(session, "timeline")
+    sections.show_timeline(report, "timeline")
     st.subheader("What fused into what")
-    show_collapse(session, settings, animated=False)
+    show_collapse(report, settings, animated=False)
     with st.expander("Animated: from eager to compiled (for talks)"):
-        show_collapse(session, settings, animated=True)
-    show_methodology(session, settings)
+        show_collapse(report, settings, animated=True)
+    show_methodology(report, settings)
     st.subheader("Graph breaks")
     show_graph_breaks(session)
     st.subheader("Kernels and generated code")
-    sections.show_kernel_table(session, "kernels")
+    sections.show_kernel_table(report, "kernels")
     st.subheader("Slides")
-    slides = [v for v in PRESENTED if view_problem(session, v) is None]
+    slides = [v for v in PRESENTED if view_problem(report, v) is None]
     view = st.selectbox("View", slides, key="slide_view", format_func=lambda v: VIEWS[v].label,
                         help="At 1920 × 1080 with the source stamp; the chart toolbar's camera saves a PNG too")
-    story.slide_downloads(session, view, "report_slide")
+    story.slide_downloads(report, view, "report_slide")
     if session.source != "trace":
         st.subheader("Downloads")
         sections.show_downloads(session, "downloads")

@@ -10,7 +10,8 @@ from typing import Literal
 
 import streamlit as st
 
-from fusionviz.analysis.grid import cell_session, grid_table
+from fusionviz.analysis.grid import cell_session
+from fusionviz.analysis.report import analyse
 from fusionviz.errors import FusionvizError
 from fusionviz.records.config import COMPILED_MODES
 from fusionviz.records.session import Session
@@ -80,17 +81,10 @@ def _trace_pair() -> Shown | None:
     return Shown(session, "traces", f"{eager.name} + {compiled.name}")
 
 
-def origin_line(shown: Shown) -> str:
-    """Where the data on screen came from, labelled for what it is (as text: names come from files)."""
-    env, when = shown.session.environment, shown.session.environment.captured_at[:16].replace("T", " ")
-    recorded = f"{env.device_name or env.device_kind}, torch {env.torch_version}, {when}"
-    if shown.origin == "live":
-        return f"Live on this machine: {env.device_name or shown.session.config.device}, torch {env.torch_version}"
-    if shown.origin == "library":
-        return f"Recorded library: {shown.name} · {recorded}"
-    if shown.origin == "upload":
-        return f"Uploaded session: {shown.name} · recorded on {recorded}"
-    return f"Your torch.profiler traces: {shown.name} ({env.device_kind}; plain traces carry no timing)"
+def opened_as(shown: Shown) -> str | None:
+    """How the user opened what is on screen, to head the line that says where it came from (`Source.line`)."""
+    return {"library": f"Recorded library: {shown.name}", "upload": f"Uploaded session: {shown.name}",
+            "traces": f"Your torch.profiler traces: {shown.name}"}.get(shown.origin)
 
 
 def configuration_lines(session: Session) -> list[str]:
@@ -128,7 +122,9 @@ def prefill(session: Session, identity: str, options: Mapping[str, Sequence[obje
 def grid_cell(shown: Shown) -> Shown:
     """The crossover grid's cell to show as a session of its own: the one picked here or clicked on the heat
     map (`pick_clicked_cell`), else the first that ran."""
-    table = grid_table(shown.session)
+    grid = analyse(shown.session).grid
+    assert grid is not None  # a grid session
+    table = grid.table
     cells = [(int(d), int(b)) for d, b, v in zip(table.dim, table["batch"], table.verdict, strict=True)
              if v != "error"]
     if not cells:

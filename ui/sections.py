@@ -9,11 +9,9 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from fusionviz.analysis.kernel_tables import STATS_COLUMNS, kernel_stats, kernel_table
-from fusionviz.analysis.report import per_iteration, trace_notes
-from fusionviz.analysis.sentences import source_line
+from fusionviz.analysis.report import Report
+from fusionviz.analysis.sentences import per_iteration
 from fusionviz.analysis.sources import find_source
-from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.export import camera_options, stamped
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings, restyled_layout
@@ -24,15 +22,17 @@ from ui.plotly_view import Presented, plotly_view
 from ui.text import plain
 
 
-def show_source(session: Session) -> None:
-    st.caption(f"Source of data: **{plain(source_line(session))}**")
+def show_source(report: Report, opened_as: str | None = None) -> None:
+    """Where the data on screen came from (`opened_as`: how the user opened it, see `Source.line`)."""
+    st.caption(f"Source of data: **{plain(report.source.line(opened_as))}**")
 
 
-def show_trace_notes(session: Session) -> None:
+def show_trace_notes(report: Report) -> None:
     """How each run's trace was read (whole trace, kernels left out, device work not read), in info boxes."""
-    notes = [(run.mode, note) for run in session.runs if run.summary for note in trace_notes(run.summary)]
-    for mode, note in notes:
-        st.info(f"**{plain(mode)}**: {plain(note)}" if len(session.runs) > 1 else plain(note))
+    runs = report.runs.values()
+    for shown in runs:
+        for note in shown.notes:
+            st.info(f"**{plain(shown.run.mode)}**: {plain(note)}" if len(runs) > 1 else plain(note))
 
 
 def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
@@ -75,10 +75,10 @@ def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:
     plotly_view(fig.to_json(), key, camera_options(desk, name), present=present)
 
 
-def show_timeline(session: Session, key: str) -> None:
+def show_timeline(report: Report, key: str) -> None:
     """The kernel timeline (a fragment: its controls rerun it alone); a clicked kernel shows its generated
     source underneath. See ui/timeline_view.py."""
-    timeline_view.show_timeline(session, key, show_kernel_code)
+    timeline_view.show_timeline(report, key, show_kernel_code)
 
 
 def show_kernel_code(run: ModeRun, name: str) -> None:
@@ -93,22 +93,23 @@ def show_kernel_code(run: ModeRun, name: str) -> None:
         st.info(f"The generated source of {plain(name)} was not captured in this session.")
 
 
-def mode_picker(session: Session, label: str, key: str, *, compiled_only: bool = False) -> ModeRun | None:
-    runs = [r for r in drawable_runs(session) if not compiled_only or r.mode != "eager"]
+def mode_picker(report: Report, label: str, key: str, *, compiled_only: bool = False) -> ModeRun | None:
+    runs = [r for r in report.drawable if not compiled_only or r.mode != "eager"]
     if not runs:
         return None
     names = [r.mode for r in runs]
     chosen = st.selectbox(label, names, key=key) if len(names) > 1 else names[0]
-    return session.run(chosen)
+    return report.session.run(chosen)
 
 
-def show_kernel_table(session: Session, key: str) -> None:
+def show_kernel_table(report: Report, key: str) -> None:
     """The sortable kernel table of one mode; choosing a row shows that kernel's source (at the desk only)."""
-    run = mode_picker(session, "Mode", f"{key}_mode")
+    run = mode_picker(report, "Mode", f"{key}_mode")
     if run is None:
         return
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
-    table = memo(run, ("kernel_table", every), lambda: kernel_table(run, all_iterations=every))
+    tables_of = report.runs[run.mode]
+    table = tables_of.all_kernel_table if every else tables_of.kernel_table
     event = tables.show(table, f"{key}_table_{run.mode}_{every}", presentable=False, on_select="rerun",
                         selection_mode="single-row")
     # The files below are written when their button is clicked, not on every rerun of the page.
@@ -122,17 +123,15 @@ def show_kernel_table(session: Session, key: str) -> None:
             st.code("\n\n".join(run.output_code), language="python", line_numbers=True, height=600)
 
 
-def show_stats(session: Session, settings: ChartSettings, key: str) -> None:
-    """Per-kernel and per-class statistics of every drawable run (their tables at the desk only)."""
-    runs = drawable_runs(session)
+def show_class_stats(report: Report, settings: ChartSettings, key: str) -> None:
+    """Kernel time by class of every drawable run, and each run's kernel count."""
+    runs = [report.runs[r.mode] for r in report.drawable]
     if not runs:
         return
-    chart(memo(session, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes",
+    chart(memo(report, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes",
           settings=settings)
-    for run in runs:
-        st.markdown(_counts(run))
-        stats = memo(run, ("kernel_stats",), lambda r=run: kernel_stats(r))  # type: ignore[misc]
-        tables.show(stats, f"{key}_stats_{run.mode}", helps=STATS_COLUMNS, presentable=False)
+    for shown in runs:
+        st.markdown(_counts(shown.run))
 
 
 def _counts(run: ModeRun) -> str:

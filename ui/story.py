@@ -9,12 +9,11 @@ from typing import Any
 
 import streamlit as st
 
-from fusionviz.analysis.captions import source_stamp
+from fusionviz.analysis.report import Report
 from fusionviz.charts.export import NO_BROWSER, gif_bytes, html_bytes, image_bytes, image_export_available, slide
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption, view_figure, view_problem
-from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
 from ui import sections, state
 from ui.text import plain
@@ -44,36 +43,36 @@ def caption_line(text: str) -> None:
             f'overflow: hidden; text-overflow: ellipsis">{html.escape(text)}</div>')
 
 
-def show_view(session: Session, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
+def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
               zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
               height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None) -> None:
     """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
     with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`); a
     sentence instead where the session cannot show the view."""
-    problem = view_problem(session, view, mode)
+    problem = view_problem(report, view, mode)
     if problem:
         st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
-    caption_line(scene_caption(caption, view, session, mode))
-    fig = view_figure(session, view, settings, mode=mode, zoom=zoom, seconds=seconds)
+    caption_line(scene_caption(report, caption, view, mode))
+    fig = view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds)
     fig.update_layout(height=height)
-    sections.chart(fig, key, stamp=source_stamp(session), selectable=on_click or False)
+    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False)
 
 
-def slide_downloads(session: Session, view: str, key: str, *, mode: str | None = None,
+def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = None,
                     zoom: tuple[float, float] | None = None, seconds: float = 4.0) -> None:
     """The view as a slide (1920 × 1080, stamped): PNG, SVG, offline HTML and, for the animation, a GIF,
     each drawn only when its button is pressed. Without a browser on the server, HTML alone, and why."""
-    if view_problem(session, view, mode):
+    if view_problem(report, view, mode):
         return
     settings = ChartSettings.presentation()
 
     def figure() -> Any:
-        return slide(view_figure(session, view, settings, mode=mode, zoom=zoom, seconds=seconds),
-                     source_stamp(session), settings)
+        return slide(view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds),
+                     report.source.stamp, settings)
 
     images = image_export_available()
-    name = f"fusionviz-{session.config.model}-{view}"
+    name = f"fusionviz-{report.session.config.model}-{view}"
     png, svg, page, gif = st.columns(4)
     png.download_button("PNG", lambda: image_bytes(figure(), "png"), f"{name}.png", "image/png", key=f"{key}_png",
                         disabled=not images, width="stretch")
@@ -124,6 +123,6 @@ def scene_list(talk: Talk) -> None:
              on_change=state.scene_picked)
 
 
-def show_scene(scene: Scene, session: Session, settings: ChartSettings, seconds: float) -> None:
-    show_view(session, scene.view, settings, f"story_{scene.line}", mode=scene.mode, zoom=scene.zoom,
+def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: float) -> None:
+    show_view(report, scene.view, settings, f"story_{scene.line}", mode=scene.mode, zoom=scene.zoom,
               caption=scene.caption, seconds=seconds)

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from fusionviz.analysis.report import Report
 from fusionviz.analysis.sources import find_source, kernel_signature, size_arguments, source_diff
-from fusionviz.analysis.sweep import (
-    SWEEP_SUMMARY_COLUMNS,
-    ok_strategies,
-    recompile_reasons,
-    strategy_kernel_diff,
-    sweep_summary,
-)
+from fusionviz.analysis.sweep import SWEEP_SUMMARY_COLUMNS, SweepReport, strategy_kernel_diff
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
@@ -81,13 +76,13 @@ def show_errors(session: Session) -> None:
                     st.code(s.error, language="text")
 
 
-def show_summary(session: Session) -> None:
-    tables.show(sweep_summary(session), "s_summary", helps=SWEEP_SUMMARY_COLUMNS,
+def show_summary(sweep: SweepReport) -> None:
+    tables.show(sweep.summary, "s_summary", helps=SWEEP_SUMMARY_COLUMNS,
                 column_config={
                     name: st.column_config.NumberColumn(help=SWEEP_SUMMARY_COLUMNS[name], format=fmt)
                     for name, fmt in (("compile_total_s", "%.2f"), ("median_steady_ms", "%.4f"),
                                       ("ratio_vs_static", "%.2f×"), ("total_s", "%.2f"))})
-    reasons = recompile_reasons(session)
+    reasons = sweep.reasons
     st.markdown("**Recompile (guard failure) reasons**: why Dynamo compiled again")
     if reasons.empty:
         st.caption("No strategy recompiled.")
@@ -101,10 +96,10 @@ def pick_strategy(runs: list[StrategyRun], label: str, default: str, key: str) -
     return runs[names.index(chosen)]
 
 
-def show_kernels(session: Session) -> None:
+def show_kernels(report: Report) -> None:
     """The kernels of one shape under two strategies (static and dynamic by default), and their sources."""
-    sweep = session.sweep
-    runs = [r for r in ok_strategies(session) if r.kernels]
+    sweep = report.session.sweep
+    runs = [r for r in report.sweep.strategies if r.kernels] if report.sweep else []
     if sweep is None or len(runs) < 2:
         st.info("Two strategies with kernels are needed to compare them.")
         return
@@ -149,33 +144,36 @@ def show_kernels(session: Session) -> None:
         st.code(source_diff(source_a, source_b, a.strategy, b.strategy), language="diff", height=320)
 
 
-def present(session: Session, settings: ChartSettings) -> None:
+def present(report: Report, settings: ChartSettings) -> None:
     """Presentation mode: one chart (a sweep's view) or one section per screen."""
+    assert report.sweep is not None  # the page shows sweeps only
     labels = {VIEWS[v].label: v for v in PRESENTED}
     shown = st.radio("Show", [*labels, "Summary", "Kernels"], horizontal=True, key="s_present_view",
                      label_visibility="collapsed")
     if shown in labels:
-        sections.chart(view_figure(session, labels[shown], settings), f"s_{labels[shown]}")
+        sections.chart(view_figure(report, labels[shown], settings), f"s_{labels[shown]}")
     elif shown == "Summary":
-        show_summary(session)
+        show_summary(report.sweep)
     else:
-        show_kernels(session)
+        show_kernels(report)
 
 
-def report(session: Session, settings: ChartSettings) -> None:
+def show_report(report: Report, settings: ChartSettings) -> None:
     """Every section of one sweep, top to bottom."""
-    sections.chart(sweep_latency_figure(session, settings), "s_latency")
+    assert report.sweep is not None  # the page shows sweeps only
+    session = report.session
+    sections.chart(sweep_latency_figure(report, settings), "s_latency")
     st.caption("◆ marks a call that compiled (hover for the compile time and Dynamo's recompile reason); ✕ marks "
                "a call Dynamo ran in eager after the recompile limit. The y axis is logarithmic.")
     left, right = st.columns(2)
     with left:
-        sections.chart(sweep_steady_figure(session, settings), "s_steady")
+        sections.chart(sweep_steady_figure(report, settings), "s_steady")
     with right:
-        sections.chart(sweep_cumulative_figure(session, settings), "s_cumulative")
+        sections.chart(sweep_cumulative_figure(report, settings), "s_cumulative")
     st.subheader("Summary per strategy")
-    show_summary(session)
+    show_summary(report.sweep)
     st.subheader("Kernels of one shape, side by side")
-    show_kernels(session)
+    show_kernels(report)
     sweep = session.sweep
     assert sweep is not None
     name = f"fusionviz-sweep-{session.config.model}-{sweep.dimension}"

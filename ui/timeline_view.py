@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from fusionviz.analysis.summary import drawable_runs
+from fusionviz.analysis.report import Report
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.timeline import (
@@ -30,7 +30,7 @@ from fusionviz.charts.timeline import (
     timeline_layout,
 )
 from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
-from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.session import ModeRun
 from ui import state
 from ui.memo import memo
 from ui.plotly_view import Presented, box_of, plotly_view
@@ -46,16 +46,15 @@ def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
     return memo(run, ("frames",), lambda: (run.kernel_frame(), run.cpu_op_frame()))  # type: ignore[no-any-return]
 
 
-def show_timeline(session: Session, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
+def show_timeline(report: Report, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
     """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source. The
     plot carries its presentation layout: a presentation toggle redraws it in the browser."""
-    _timeline_fragment(session, key, show_code)
+    _timeline_fragment(report, key, show_code)
 
 
 @st.fragment
-def _timeline_fragment(session: Session, key: str,
-                       show_code: Callable[[ModeRun, str], None]) -> None:
-    runs = drawable_runs(session)
+def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
+    session, runs = report.session, report.drawable
     iterations = max((r.summary.iterations for r in runs if r.summary), default=1)
     controls = st.columns([2, 2, 3, 1]) if iterations > 1 else st.columns([2, 3, 1])
     every = controls[0].checkbox("All profiled iterations", key=f"{key}_all",

@@ -7,7 +7,6 @@ import dataclasses
 
 import pandas as pd
 
-from fusionviz.analysis.summary import busy_fraction, comparisons
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session
 
@@ -43,29 +42,31 @@ def cell_session(session: Session, dim: int, batch: int) -> Session:
 
 
 def grid_table(session: Session) -> pd.DataFrame:
-    """One row per cell (GRID_COLUMNS), batches then dims in the grid's order."""
+    """One row per cell (GRID_COLUMNS), batches then dims in the grid's order. Each cell is analysed as a
+    session of its own, outside the reports' cache (a grid's cells would push out the sessions on screen)."""
+    from fusionviz.analysis.report import Report, digest
+
     mode = compiled_mode(session)
     rows = []
     for cell in session.grid.cells if session.grid else []:
         row: dict[str, object] = {"dim": cell.dim, "batch": cell.batch, "device": cell.device, "verdict": "error"}
         if cell.error is None:
             one = cell_session(session, cell.dim, cell.batch)
-            compared = comparisons(one)
+            report = Report(one, digest(one))
+            compared = report.comparisons
             eager, run = one.run("eager"), one.run(mode)
             if mode in compared and eager and run and eager.summary and run.summary:
                 vs = compared[mode]
                 row |= {"speedup": vs.speedup.median, "speedup_low": vs.speedup.low, "speedup_high": vs.speedup.high,
-                        "verdict": vs.verdict, "eager_busy": busy_fraction(eager, compared["eager"].latency),
+                        "verdict": vs.verdict, "eager_busy": report.busy["eager"],
                         "eager_kernels": eager.summary.kernels_per_iteration,
                         "kernels": run.summary.kernels_per_iteration}
         rows.append(row)
     return pd.DataFrame(rows, columns=list(GRID_COLUMNS))
 
 
-def crossover_sentence(session: Session) -> str:
-    """Where the mode wins and loses over the grid, in one sentence."""
-    table = grid_table(session)
-    mode = compiled_mode(session)
+def crossover_sentence(table: pd.DataFrame, mode: str) -> str:
+    """Where the mode wins and loses over the grid (`grid_table`), in one sentence."""
     if table.empty:
         return "The grid is empty."
 

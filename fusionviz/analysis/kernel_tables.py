@@ -1,5 +1,5 @@
-"""Kernel tables as shown and downloaded: one iteration's kernels, per-kernel and per-class statistics,
-and the difference between two runs."""
+"""Kernel tables as shown and downloaded: one iteration's kernels, per-class statistics, and the difference
+between two runs (the per-kernel ranking is trace_stats.kernel_ranking)."""
 
 from __future__ import annotations
 
@@ -29,12 +29,6 @@ def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFram
     return rows[rows.kernel_class != MEMORY_CLASS].reset_index(drop=True)
 
 
-def iteration_memory_ops(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
-    """The Memcpy/Memset operations of one profiled iteration, in launch order."""
-    rows = iteration_rows(run, iteration)
-    return rows[rows.kernel_class == MEMORY_CLASS].reset_index(drop=True)
-
-
 def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     """The kernel table of one iteration (or all), memory operations included (class "memory"), as shown and
     downloaded: fused ops as text."""
@@ -43,35 +37,19 @@ def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     return shown[[c for c in KERNEL_COLUMNS if c != "short_name"]]
 
 
-STATS_COLUMNS: dict[str, str] = {
-    "name": "kernel name",
-    "kernel_class": "kernel class",
-    "count": "launches over all profiled iterations",
-    "per_iteration": "launches per iteration",
-    "total_us": "total time over all profiled iterations, µs",
-    "mean_us": "mean duration, µs",
-    "share_pct": "share of all kernel time, percent",
-}
-
-
-def kernel_stats(run: ModeRun) -> pd.DataFrame:
-    """Per kernel name (STATS_COLUMNS): count, total and mean µs, share of kernel time; longest total first."""
-    frame = run.kernel_frame()
+def _per_name(run: ModeRun) -> pd.DataFrame:
+    """Launches per iteration and total µs by kernel name and class, memory operations included."""
     iterations = max(run.summary.iterations if run.summary else 1, 1)
-    grouped = frame.groupby(["name", "kernel_class"], as_index=False).agg(
-        count=("dur_us", "size"), total_us=("dur_us", "sum"), mean_us=("dur_us", "mean"))
-    grouped["per_iteration"] = grouped["count"] / iterations
-    total = grouped.total_us.sum()
-    grouped["share_pct"] = 100 * grouped.total_us / total if total > 0 else 0.0
-    return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)[list(STATS_COLUMNS)]
+    grouped = run.kernel_frame().groupby(["name", "kernel_class"], as_index=False).agg(
+        count=("dur_us", "size"), total_us=("dur_us", "sum"))
+    return grouped.assign(per_iteration=grouped["count"] / iterations)
 
 
 def class_stats(run: ModeRun) -> pd.DataFrame:
-    """Per kernel class: count, total and mean µs, with the class's description."""
-    stats = kernel_stats(run)
-    grouped = stats.groupby("kernel_class", as_index=False).agg(
-        count=("count", "sum"), per_iteration=("per_iteration", "sum"), total_us=("total_us", "sum"),
-        share_pct=("share_pct", "sum"))
+    """Per kernel class, memory operations included: launches, launches per iteration, total and mean µs, with
+    the class's description; longest total first."""
+    grouped = _per_name(run).groupby("kernel_class", as_index=False).agg(
+        count=("count", "sum"), per_iteration=("per_iteration", "sum"), total_us=("total_us", "sum"))
     grouped["mean_us"] = grouped.total_us / grouped["count"]
     grouped["description"] = grouped.kernel_class.map(CLASS_DESCRIPTIONS)
     return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
@@ -79,7 +57,7 @@ def class_stats(run: ModeRun) -> pd.DataFrame:
 
 def kernel_diff(a: ModeRun, b: ModeRun) -> pd.DataFrame:
     """Kernels per iteration and µs per iteration by name in two runs, and B minus A; largest change first."""
-    sa, sb = kernel_stats(a), kernel_stats(b)
+    sa, sb = _per_name(a), _per_name(b)
     ia = max(a.summary.iterations if a.summary else 1, 1)
     ib = max(b.summary.iterations if b.summary else 1, 1)
     left = sa.assign(us_per_iteration=sa.total_us / ia)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]

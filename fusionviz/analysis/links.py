@@ -16,6 +16,7 @@ from fusionviz.analysis.provenance import (
     iteration_sources,
     link_kind,
 )
+from fusionviz.analysis.sentences import collapse_title
 from fusionviz.records.kernels import op_family
 from fusionviz.records.session import GraphNode, ModeRun, OpSource
 
@@ -39,10 +40,13 @@ class Links:
     table: pd.DataFrame
 
 
-def run_links(eager: ModeRun, compiled: ModeRun) -> Links:
-    """The links between the representative iterations of an eager and a compiled run: from provenance when
-    the compiled run kept Inductor's records and the eager run its ops' lines, else by names."""
-    ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
+def run_links(eager: ModeRun, compiled: ModeRun, ek: pd.DataFrame | None = None,
+              ck: pd.DataFrame | None = None) -> Links:
+    """The links between the representative iterations of an eager and a compiled run (`ek`, `ck`: their
+    kernels, `kernel_tables.iteration_kernels`, taken here when not given): from provenance when the compiled
+    run kept Inductor's records and the eager run its ops' lines, else by names."""
+    ek = iteration_kernels(eager) if ek is None else ek
+    ck = iteration_kernels(compiled) if ck is None else ck
     if link_kind(eager, compiled) == "provenance":
         return Links("provenance", provenance_links(ek, iteration_sources(eager), iteration_provenance(compiled),
                                                     compiled.graph_nodes))
@@ -107,6 +111,27 @@ def provenance_links(eager: pd.DataFrame, sources: list[OpSource | None], proven
             targets = sorted(line) if len(line) == 1 else []
         links += [{"eager_index": ei, "compiled_index": ci, "family": family} for ci in targets for ei in unit]
     return pd.DataFrame(links, columns=list(LINK_COLUMNS))
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """What fused into what in one steady iteration: eager's kernels, the compiled mode's, their links and
+    where each kernel came from."""
+
+    mode: str  # the compiled mode
+    eager: pd.DataFrame  # eager's kernels of one iteration, in launch order (kernel_tables.iteration_kernels)
+    compiled: pd.DataFrame  # the mode's, likewise
+    links: Links  # LINK_COLUMNS, and whether from Inductor's records or names
+    eager_origins: list[str]  # kernel_origins of each eager kernel
+    compiled_origins: list[str]  # and of each compiled one
+    title: str  # what happened to the kernel count (sentences.collapse_title)
+
+
+def collapse(eager: ModeRun, compiled: ModeRun, ek: pd.DataFrame, ck: pd.DataFrame) -> Collapse:
+    """The links between one iteration's kernels of eager (`ek`) and of the compiled run (`ck`), where each
+    came from, and their title."""
+    return Collapse(compiled.mode, ek, ck, run_links(eager, compiled, ek, ck), kernel_origins(eager),
+                    kernel_origins(compiled), collapse_title(compiled.mode, len(ek), len(ck)))
 
 
 def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:

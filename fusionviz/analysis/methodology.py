@@ -3,10 +3,16 @@ on the gap."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from fusionviz.analysis.timing import latency_estimates, speedup_estimates
-from fusionviz.records.session import NaiveResult, Session
+from fusionviz.records.session import NaiveResult
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report
 
 METHODOLOGY_COLUMNS: dict[str, str] = {
     "quantity": "what is measured",
@@ -20,14 +26,36 @@ METHODOLOGY_COLUMNS: dict[str, str] = {
 }
 
 
-def methodology_table(naive: NaiveResult, session: Session) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Methodology:
+    """The naive loop against the proper measurement: its table (empty when the mode was not timed) and the
+    note on how far apart they are (None then)."""
+
+    naive: NaiveResult
+    table: pd.DataFrame  # METHODOLOGY_COLUMNS
+    note: str | None
+
+
+def methodology(report: Report, naive: NaiveResult | None = None) -> Methodology | None:
+    """The naive loop (the session's own, else `naive`, measured apart) set against the session's measurement;
+    None when there is none."""
+    naive = report.session.naive or naive
+    if naive is None:
+        return None
+    table = methodology_table(naive, report)
+    note = None if table.empty else methodology_note(table, report.session.config.processes)
+    return Methodology(naive, table, note)
+
+
+def methodology_table(naive: NaiveResult, report: Report) -> pd.DataFrame:
     """Naive against the session's proper figures for the same mode (METHODOLOGY_COLUMNS; rows: speedup,
     eager ms, mode ms, eager kernels, mode kernels); empty when eager or that mode was not timed."""
+    session = report.session
     eager, run = session.run("eager"), session.run(naive.mode)
     first = min((p.index for p in session.timing.processes if p.error is None), default=0) if session.timing \
         else None
-    one_lat, all_lat = latency_estimates(session, first), latency_estimates(session)
-    one_vs, all_vs = speedup_estimates(session, first), speedup_estimates(session)
+    one_lat, all_lat = latency_estimates(session, first), report.latencies
+    one_vs, all_vs = speedup_estimates(session, first), report.speedups
     mode = naive.mode
     if not (eager and run and eager.summary and run.summary and mode in all_vs and mode in one_vs):
         return pd.DataFrame(columns=list(METHODOLOGY_COLUMNS))

@@ -1,196 +1,276 @@
-"""`inspect`'s report of a session or trace, as plain JSON-ready values (the CLI's `--json` contract), and the
-sentences that say how a trace was read (what an iteration is, what was left out, what could not be read).
+"""The analysis of a session, computed once: `analyse(session)` turns a Session into one Report, which the
+charts draw from and the pages, the CLI and `export` lay out (pyinstrument's Session → processors →
+renderers).
 
-Plain Python over the run's kernel records: `inspect` imports no pandas."""
+The processors are the functions of the modules beside this one; a Report binds each to the session once
+and hands every consumer the same values, so a number shown twice is one number. Each part is computed
+when it is first asked for and then kept on the report: `inspect` of a plain trace reads the kernel
+ranking without touching pandas, the timing or the fusion links. Reports are kept per session content (a
+digest of its msgpack encoding) in a small LRU, so a page that reruns, a grid cell rebuilt as a session of
+its own, or a second user on the same recorded session gets the report already made.
+
+Adding a figure is one part here and one processor: a per-mode table goes on `RunReport`, a session-wide
+one on `Report`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import hashlib
+import weakref
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
-from fusionviz.analysis.provenance import kernel_provenance, link_kind
-from fusionviz.analysis.trace_stats import as_records, busy_time, idle_breakdown, kernel_ranking
-from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
-from fusionviz.records.session import ModeRun, Session, TraceSummary
+import msgspec
+
+from fusionviz.analysis.sentences import Source, trace_notes
+from fusionviz.analysis.trace_stats import BusyTime, KernelStat, StepIdle, busy_time, idle_breakdown, kernel_ranking
+from fusionviz.lru import LRU
+from fusionviz.records.session import ModeRun, Session
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from fusionviz.analysis.links import Collapse
+    from fusionviz.analysis.methodology import Methodology
+    from fusionviz.analysis.source_view import SourceView
+    from fusionviz.analysis.summary import Comparison
+    from fusionviz.analysis.sweep import SweepReport
     from fusionviz.analysis.timing import Estimate
 
-TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
+KEPT = 16  # reports kept, most recently used first: the sessions a few users look at
 
 
-def inspect_report(session: Session, name: str, top: int | None = TOP_KERNELS) -> dict[str, Any]:
-    """`{"source", "runs": [{"label", "device", "iterations", "iterations_from", "kernels_per_iteration",
-    "memory_ops_per_iteration", "steps", "excluded_kernels", "gpu_busy_fraction", "notes",
-    "kernels": [{"name", "class", "duration_us", "fused_ops"}], "memory_ops": [same shape],
-    "top_kernels": [{"name", "kernel_class", "count", "per_iteration", "total_us", "pct_of_kernel_time", "mean_us",
-    "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
-    "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
-    "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`.
+@dataclass(frozen=True, eq=False)
+class RunReport:
+    """One mode's tables, each computed when first asked for and kept."""
 
-    `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
-    Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
-    kernels launched outside every iteration; `iterations_from` is "steps", "trace" (no steps: the whole
-    trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`); `top_kernels` the
-    `top` kernel names by total time over all iterations (all of them when `top` is None) out of
-    `distinct_kernels`; `idle` where each iteration's GPU time went (`trace_stats.StepIdle`).
+    run: ModeRun
 
-    The accounting (`kernel_costs`, `ladder`): each kernel's `bytes` ({"read", "written", "total", "source"};
-    read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
-    "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration`, the share of kernel time whose
-    bytes are known (`bytes_known_pct`) and `gpu_time_us`; per session `ceilings` ({"copy_gbps",
-    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`).
+    @cached_property
+    def kernels(self) -> pd.DataFrame:
+        """The kernels of the representative iteration, in launch order (memory operations left out)."""
+        from fusionviz.analysis.kernel_tables import iteration_kernels
 
-    Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
-    "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
-    "provenance" where the links to eager come from those records and eager's op lines, else "names"."""
-    env = session.environment
-    if session.source == "trace":
-        source, device = f"torch.profiler trace {name}", env.device_kind
-    else:
-        c = session.config
-        source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
-                  f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
-        device = env.device_name or c.device
-    timed = _timing_report(session)
-    costs = session_costs(session, session.ceilings)
-    return {"source": source,
-            "runs": [_run_report(r, device, env.device_kind, top, costs.get(r.mode)) | timed.get(r.mode, NOT_TIMED)
-                     | {"links": link_kind(session.run("eager"), r)} for r in session.runs],
-            "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
-                                                               "matmul_tflops": dict(session.ceilings.matmul_tflops)},
-            "ladder": _ladder_report(session)}
+        return iteration_kernels(self.run)
 
+    @cached_property
+    def kernel_table(self) -> pd.DataFrame:
+        """One iteration's kernel table as shown and downloaded, memory operations included."""
+        from fusionviz.analysis.kernel_tables import kernel_table
 
-def _ladder_report(session: Session) -> list[dict[str, Any]]:
-    """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
-    if session.timing is None:
-        return []
-    from fusionviz.analysis.ladder import ladder, ladder_fields
+        return kernel_table(self.run)
 
-    return ladder_fields(ladder(session))
+    @cached_property
+    def all_kernel_table(self) -> pd.DataFrame:
+        """The kernel table of every profiled iteration."""
+        from fusionviz.analysis.kernel_tables import kernel_table
 
+        return kernel_table(self.run, all_iterations=True)
 
-NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}
+    @cached_property
+    def classes(self) -> pd.DataFrame:
+        """Kernel time per class (kernel_tables.class_stats)."""
+        from fusionviz.analysis.kernel_tables import class_stats
 
+        return class_stats(self.run)
 
-def _timing_report(session: Session) -> dict[str, dict[str, Any]]:
-    """Per mode: `latency_ms` and `speedup` (vs eager; None for eager) as {"median", "low", "high"} (p10–p90),
-    the `verdict` ("faster", "slower", "no clear difference"; None for eager), and on a GPU the busy fraction
-    over the timed latency. A plain trace has no timing, and is answered without importing pandas."""
-    if session.timing is None and not any(r.latency for r in session.runs):
-        return {}
-    from fusionviz.analysis.summary import busy_fraction, comparisons
+    @cached_property
+    def busy_time(self) -> BusyTime:
+        """Kernel time, span and gaps per profiled iteration (trace_stats.busy_time)."""
+        return busy_time(self.run)
 
-    def interval(e: Estimate) -> dict[str, float]:
-        return {"median": e.median, "low": e.low, "high": e.high}
+    @cached_property
+    def ranking(self) -> list[KernelStat]:
+        """Every kernel name by total time, with its duration distribution and share of kernel time."""
+        return kernel_ranking(self.run)
 
-    timed: dict[str, dict[str, Any]] = {}
-    for mode, c in comparisons(session).items():
-        timed[mode] = {"latency_ms": interval(c.latency), "speedup": None if mode == "eager" else interval(c.speedup),
-                       "verdict": None if mode == "eager" else c.verdict}
-        run = session.run(mode)
-        if run is not None and session.environment.device_kind == "cuda":
-            # kernel time over the unprofiled latency, as the app shows it (the profiled span overstates idling)
-            timed[mode]["gpu_busy_fraction"] = busy_fraction(run, c.latency)
-    return timed
+    @cached_property
+    def idle(self) -> list[StepIdle]:
+        """Where each profiled iteration's GPU time went."""
+        return idle_breakdown(self.run)
+
+    @cached_property
+    def notes(self) -> list[str]:
+        """How the run's trace was read (sentences.trace_notes)."""
+        return trace_notes(self.run.summary) if self.run.summary else []
 
 
-def _run_report(run: ModeRun, device: str, device_kind: str, top: int | None,
-                costs: RunCosts | None) -> dict[str, Any]:
-    summary = run.summary
-    if summary is None or costs is None:
-        return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
-                "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
-                "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
-                "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "bytes_known_pct": 0.0,
-                "gpu_time_us": 0.0}
-    rows = _iteration_rows(run, summary.representative_iteration)
-    index = {id(r): i for i, r in enumerate(run.kernels)}
-    provenance = kernel_provenance(run)
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Everything fusionviz says about one session. `key` is the digest of the session's content."""
 
-    def kernel(r: KernelRow) -> dict[str, Any]:
-        i = index[id(r)]
-        found = provenance[i]
-        return _row(r) | cost_fields(costs.costs[i], costs.achieved[i]) | {
-            "provenance": None if found is None else found.as_json()}
-    ranking = kernel_ranking(run)
-    return {
-        "label": run.mode, "device": device, "iterations": summary.iterations,
-        "iterations_from": summary.iterations_from,
-        "kernels_per_iteration": float(summary.kernels_per_iteration),
-        "memory_ops_per_iteration": float(summary.memory_ops_per_iteration),
-        "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
-        "gpu_busy_fraction": busy_time(run).busy_fraction if device_kind == "cuda" else None,
-        "notes": trace_notes(summary),
-        "kernels": [kernel(r) for r in rows if r.kernel_class != MEMORY_CLASS],
-        "memory_ops": [_row(r) for r in rows if r.kernel_class == MEMORY_CLASS],
-        "top_kernels": as_records(ranking if top is None else ranking[:top]),
-        "distinct_kernels": len(ranking),
-        "idle": as_records(idle_breakdown(run)),
-        "bytes_per_iteration": costs.bytes_per_iteration, "bytes_known_pct": costs.bytes_known_pct,
-        "gpu_time_us": costs.gpu_time_us,
-    }
+    session: Session
+    key: str
+
+    @cached_property
+    def latencies(self) -> dict[str, Estimate]:
+        """Each timed mode's latency per call over every round of every process (timing.latency_estimates);
+        empty without timing, where neither pandas nor the timing module is imported."""
+        if self.session.timing is None and not any(r.latency for r in self.session.runs):
+            return {}
+        from fusionviz.analysis.timing import latency_estimates
+
+        return latency_estimates(self.session)
+
+    @cached_property
+    def speedups(self) -> dict[str, Estimate]:
+        """Each timed mode against eager, from rounds paired within a process (timing.speedup_estimates)."""
+        if not self.latencies:
+            return {}
+        from fusionviz.analysis.timing import speedup_estimates
+
+        return speedup_estimates(self.session)
+
+    @cached_property
+    def comparisons(self) -> dict[str, Comparison]:
+        """Each timed mode against eager (eager included, at 1x), with its verdict and break-even calls."""
+        if not self.latencies:
+            return {}
+        from fusionviz.analysis.summary import comparisons
+
+        return comparisons(self)
+
+    @cached_property
+    def busy(self) -> dict[str, float | None]:
+        """Each run's busy fraction: kernel time per iteration over its timed latency (summary.busy_fraction)."""
+        from fusionviz.analysis.summary import busy_fraction
+
+        return {r.mode: busy_fraction(self.runs[r.mode].busy_time, self.latencies.get(r.mode)) if r.summary else None
+                for r in self.session.runs}
+
+    @property
+    def timed(self) -> bool:
+        """Whether there are latencies to compare modes by (a pair of plain traces has none)."""
+        return "eager" in self.comparisons
+
+    @cached_property
+    def drawable(self) -> list[ModeRun]:
+        """The runs that have kernels to draw, in session order (eager first)."""
+        from fusionviz.analysis.summary import drawable_runs
+
+        return drawable_runs(self.session)
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """One row per mode (summary.SUMMARY_COLUMNS)."""
+        from fusionviz.analysis.summary import summary_table
+
+        return summary_table(self)
+
+    @cached_property
+    def verdict(self) -> str:
+        """The headline: whether compiling paid off and why, or what a pair of untimed traces can say."""
+        from fusionviz.analysis.captions import untimed_verdict
+        from fusionviz.analysis.verdict import verdict
+
+        return verdict(self) if self.timed else untimed_verdict(self)
+
+    @cached_property
+    def warnings(self) -> list[str]:
+        """What could have skewed the timing (sentences.load_warnings)."""
+        from fusionviz.analysis.sentences import load_warnings
+
+        return load_warnings(self.session)
+
+    @cached_property
+    def source(self) -> Source:
+        """Where the data came from: the page's line and a slide's stamp are worded from it."""
+        return Source.of(self.session)
+
+    @cached_property
+    def runs(self) -> dict[str, RunReport]:
+        """Each mode's tables, by mode."""
+        return {r.mode: RunReport(r) for r in self.session.runs}
+
+    @cached_property
+    def collapses(self) -> dict[str, Collapse]:
+        """What fused into what, for each compiled mode with kernels (none without an eager run to draw)."""
+        from fusionviz.analysis.links import collapse
+
+        eager = self.session.run("eager")
+        if eager is None or eager not in self.drawable:
+            return {}
+        ek = self.runs["eager"].kernels
+        return {r.mode: collapse(eager, r, ek, self.runs[r.mode].kernels) for r in self.drawable if r.mode != "eager"}
+
+    @cached_property
+    def source_views(self) -> dict[str, SourceView]:
+        """The user's lines and the kernels each ended in, for each compiled mode whose session recorded them."""
+        from fusionviz.analysis.source_view import has_sources, source_view
+
+        eager = self.session.run("eager")
+        if eager is None:
+            return {}
+        return {r.mode: source_view(eager, r) for r in self.drawable if r.mode != "eager" and has_sources(eager, r)}
+
+    def focus(self, mode: str | None = None) -> ModeRun | None:
+        """The compiled run a view is about: `mode` when it ran, else (no mode given) the first that ran."""
+        compiled = [r for r in self.drawable if r.mode != "eager"]
+        chosen = next((r for r in compiled if r.mode == mode), None) if mode else None
+        return chosen or (compiled[0] if compiled and mode is None else None)
+
+    def caption_fields(self, mode: str | None = None) -> dict[str, str]:
+        """Every caption field a talk's template may use (records.talk.CAPTION_FIELDS), for `mode`."""
+        from fusionviz.analysis.captions import caption_values
+
+        return caption_values(self, mode)
+
+    @cached_property
+    def methodology(self) -> Methodology | None:
+        """The naive loop set against the proper measurement, where the session recorded one."""
+        from fusionviz.analysis.methodology import methodology
+
+        return methodology(self)
+
+    @cached_property
+    def grid(self) -> GridReport | None:
+        """A crossover grid's cells as a table and a sentence, where the session is a grid."""
+        if self.session.grid is None:
+            return None
+        from fusionviz.analysis.grid import compiled_mode, crossover_sentence, grid_table
+
+        table = grid_table(self.session)
+        mode = compiled_mode(self.session)
+        return GridReport(mode, table, crossover_sentence(table, mode))
+
+    @cached_property
+    def sweep(self) -> SweepReport | None:
+        """A shape sweep's tables, where the session is a sweep."""
+        from fusionviz.analysis.sweep import sweep_report
+
+        return sweep_report(self.session)
 
 
-def _iteration_rows(run: ModeRun, iteration: int) -> list[KernelRow]:
-    """The kernel records of one iteration in launch order (a stable sort on start, as the kernel table's)."""
-    return sorted((r for r in run.kernels if r.iteration == iteration), key=lambda r: r.start_us)
+@dataclass(frozen=True)
+class GridReport:
+    """A crossover grid: its compiled mode, one row per cell (grid.GRID_COLUMNS), and where the mode wins."""
+
+    mode: str
+    table: pd.DataFrame
+    sentence: str
 
 
-def _row(r: KernelRow) -> dict[str, Any]:
-    return {"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us), "fused_ops": list(r.fused_ops)}
+_DIGESTS: dict[int, str] = {}  # a live session's digest by its id, dropped when it is freed
+_REPORTS: LRU[str, Report] = LRU(KEPT)  # by digest
 
 
-def kernels_per_step(run: ModeRun) -> list[int]:
-    """Kernels of each profiled iteration, in order (memory operations are not kernels)."""
-    if run.summary is None:
-        return []
-    counts = [0] * run.summary.iterations
-    for r in run.kernels:
-        if r.kernel_class != MEMORY_CLASS and 0 <= r.iteration < len(counts):
-            counts[r.iteration] += 1
-    return counts
+def digest(session: Session) -> str:
+    """The digest of the session's content, taken once per session object: sessions are never changed after
+    they are made or opened."""
+    found = _DIGESTS.get(id(session))
+    if found is None:
+        found = hashlib.blake2b(msgspec.msgpack.encode(session), digest_size=16).hexdigest()
+        _DIGESTS[id(session)] = found
+        weakref.finalize(session, _DIGESTS.pop, id(session), None)
+    return found
 
 
-def per_iteration(summary: TraceSummary) -> str:
-    """How a figure per iteration reads: "per iteration", "per call", or "in the whole trace"."""
-    return {"steps": "per iteration", "calls": "per call", "trace": "in the whole trace"}[summary.iterations_from]
-
-
-def trace_notes(summary: TraceSummary) -> list[str]:
-    """Sentences on how a trace was read: the window (whole trace, calls), device events left out of every
-    iteration, events placed by time, and device work fusionviz does not read."""
-    notes = []
-    if summary.iterations_from == "trace":
-        calls = (f" It holds {summary.region_calls} top-level calls of one compiled region, and each can be "
-                 "taken as an iteration instead." if summary.region_calls > 1 else "")
-        notes.append("The trace has no ProfilerStep, so it is read as one window: its figures are for the whole "
-                     f"trace, not per iteration.{calls}")
-    elif summary.iterations_from == "calls":
-        notes.append(f"Each of the {summary.iterations} top-level calls of the compiled region is taken as an "
-                     "iteration (the trace has no ProfilerStep).")
-    left_out = [(n, word) for n, word in ((summary.excluded_kernels, "kernel"),
-                                          (summary.excluded_memory_ops, "memory operation")) if n]
-    if left_out:
-        what = " and ".join(f"{n:,} {word}{'' if n == 1 else 's'}" for n, word in left_out)
-        where = {"steps": "outside the profiled steps", "calls": "outside the compiled-region calls",
-                 "trace": "before the trace began (their launches are not in it)"}[summary.iterations_from]
-        verb = "is" if sum(n for n, _ in left_out) == 1 else "are"
-        notes.append(f"{what} launched {where} {verb} left out of every per-iteration figure.")
-    if summary.placed_by_time:
-        notes.append("The trace does not link device events to the calls that launched them (no correlation "
-                     "data): they are placed in iterations by their own start times, so one that ran late may "
-                     "land in the next iteration.")
-    if summary.negative_durations:
-        n = summary.negative_durations
-        notes.append(f"{n:,} event{'' if n == 1 else 's'} of the trace give{'s' if n == 1 else ''} a negative "
-                     "duration (the profiler writes one for an event cut off at the trace's end): read as 0 µs.")
-    if summary.display_as_given:
-        odd = ", ".join(f"{n:,} {field}" for field, n in summary.display_as_given.items())
-        notes.append(f"Some fields that are only shown have an unusual form ({odd}): a stream given as text is "
-                     "read as its number, a launch grid, block or input shapes given as text are shown as given.")
-    if summary.device_note:
-        notes.append(summary.device_note)
-    return notes
-
+def analyse(session: Session) -> Report:
+    """The one report of this session's content: made on the first call, the same object after."""
+    key = digest(session)
+    found = _REPORTS.get(key)
+    if found is None:
+        found = Report(session, key)
+        _REPORTS.put(key, found)
+    return found

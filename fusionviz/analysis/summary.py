@@ -5,12 +5,16 @@ session is opened."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fusionviz.analysis.timing import Estimate, Verdict, latency_estimates, speedup_estimates, verdict_of
-from fusionviz.analysis.trace_stats import busy_time
+from fusionviz.analysis.timing import Estimate, Verdict, verdict_of
+from fusionviz.analysis.trace_stats import BusyTime
 from fusionviz.records.session import ModeRun, Session
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "mode": "compile mode (eager is the baseline)",
@@ -46,12 +50,12 @@ class Comparison:
     break_even_calls: float | None
 
 
-def comparisons(session: Session) -> dict[str, Comparison]:
+def comparisons(report: Report) -> dict[str, Comparison]:
     """Each timed mode compared with eager (eager itself included, at 1x)."""
-    latencies, speedups = latency_estimates(session), speedup_estimates(session)
+    latencies, speedups = report.latencies, report.speedups
     eager = latencies.get("eager")
     found: dict[str, Comparison] = {}
-    for run in session.runs:
+    for run in report.session.runs:
         if run.mode not in speedups or eager is None:
             continue
         lat, vs = latencies[run.mode], speedups[run.mode]
@@ -64,24 +68,20 @@ def comparisons(session: Session) -> dict[str, Comparison]:
     return found
 
 
-def busy_fraction(run: ModeRun, latency: Estimate | None) -> float | None:
+def busy_fraction(busy: BusyTime, latency: Estimate | None) -> float | None:
     """Kernel time per iteration over the unprofiled median latency (the profiler slows the CPU side, so a
     profiled iteration's span overstates idle time); the iteration's span where there is no timing."""
-    if run.summary is None:
-        return None
-    busy = busy_time(run)
     if latency is None or latency.median <= 0:
         return busy.busy_fraction
     return min(1.0, busy.kernel_time_us / (latency.median * 1e3))
 
 
-def summary_table(session: Session) -> pd.DataFrame:
+def summary_table(report: Report) -> pd.DataFrame:
     """One row per mode; columns in SUMMARY_COLUMNS."""
-    compared, latencies = comparisons(session), latency_estimates(session)
     rows = []
-    for run in session.runs:
-        summ, comp, vs, lat = run.summary, run.compile, compared.get(run.mode), latencies.get(run.mode)
-        busy = busy_fraction(run, lat)
+    for run in report.session.runs:
+        summ, comp, vs = run.summary, run.compile, report.comparisons.get(run.mode)
+        lat, busy = report.latencies.get(run.mode), report.busy[run.mode]
         rows.append({
             "mode": run.mode, "status": run.status,
             "median_ms": lat.median if lat else None, "p10_ms": lat.low if lat else None,

@@ -3,6 +3,8 @@ who leads in cumulative time, and the kernels of one shape under two strategies.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from fusionviz.analysis.kernel_tables import one_iteration
@@ -21,6 +23,28 @@ SWEEP_SUMMARY_COLUMNS: dict[str, str] = {
     "ratio_vs_static": "median over sizes of (this steady latency / static's at the same size)",
     "total_s": "wall time of the whole schedule, compiles included, s",
 }
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """A shape sweep's tables: what its charts, captions and page show."""
+
+    strategies: list[StrategyRun]  # those that ran (ok_strategies)
+    summary: pd.DataFrame  # SWEEP_SUMMARY_COLUMNS
+    calls: pd.DataFrame  # SWEEP_CALL_COLUMNS
+    steady: pd.DataFrame  # steady_table
+    reasons: pd.DataFrame  # recompile_reasons
+    limit_note: str  # recompile_limit_note
+    leader: tuple[str, int] | None  # sweep_leader
+
+
+def sweep_report(session: Session) -> SweepReport | None:
+    """The sweep's tables, where the session is a shape sweep."""
+    if session.sweep is None:
+        return None
+    calls = sweep_calls(session)
+    return SweepReport(ok_strategies(session), sweep_summary(session), calls, steady_table(session),
+                       recompile_reasons(session), recompile_limit_note(session), sweep_leader(calls))
 
 
 def ok_strategies(session: Session) -> list[StrategyRun]:

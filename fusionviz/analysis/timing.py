@@ -98,10 +98,3 @@ def verdict_of(speedup: Estimate) -> Verdict:
         return "slower"
     return "no clear difference"
 
-
-def process_medians(session: Session) -> pd.DataFrame:
-    """Each timing process's median ms per mode (columns process, mode, median_ms): the spread between
-    processes that one process's interval cannot show."""
-    rounds = round_table(session)
-    return rounds.groupby(["process", "mode"], as_index=False, sort=False).ms.median().rename(
-        columns={"ms": "median_ms"})

@@ -3,11 +3,15 @@ why, each figure with its spread, and "no clear difference" when that is the tru
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fusionviz.analysis.ladder import why_words
-from fusionviz.analysis.summary import Comparison, busy_fraction, comparisons
 from fusionviz.analysis.timing import Estimate
-from fusionviz.records.config import GRAPHED_EAGER
-from fusionviz.records.session import Session
+from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report
+    from fusionviz.analysis.summary import Comparison
 
 
 def ratio_words(speedup: float) -> str:
@@ -40,15 +44,15 @@ def _kernel_words(k_eager: float, k_compiled: float) -> str:
     return f"the kernel count is unchanged ({k_eager:g})"
 
 
-def verdict(session: Session) -> str:
+def verdict(report: Report) -> str:
     """What happened to the main compiled mode and why, the other modes in brief, whether any compile pays
     back, and which modes did not run."""
+    session, compared = report.session, report.comparisons
     eager = session.run("eager")
-    compared = comparisons(session)
     if eager is None or not eager.ok or eager.summary is None or "eager" not in compared:
         return "Eager did not run, so there is nothing to compare against."
     on_gpu = session.environment.device_kind == "cuda"
-    busy = busy_fraction(eager, compared["eager"].latency)
+    busy = report.busy["eager"]
     bound = busy is not None and busy < 0.5
     k_eager = eager.summary.kernels_per_iteration
     measured = [r for r in session.runs if r.mode != "eager" and r.mode in compared and r.summary]
@@ -88,7 +92,7 @@ def verdict(session: Session) -> str:
                                  f"after {even:,.0f} calls.")
         else:
             sentences.append("No compiled mode is clearly faster than eager, so no compile time is paid back.")
-        graphs_help = [r.mode for r in faster if r.mode in ("reduce-overhead", "max-autotune")]
+        graphs_help = [r.mode for r in faster if r.mode in CUDA_GRAPH_MODES]
         if bound and on_gpu and graphs_help:
             sentences.append(f"{' and '.join(graphs_help)} replay CUDA graphs, which remove the launch gaps.")
     for run in session.runs:

@@ -8,12 +8,9 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.analysis.links import LINK_WORDS, Links, kernel_origins, run_links
-from fusionviz.analysis.sentences import collapse_title
+from fusionviz.analysis.links import LINK_WORDS, Collapse
 from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
 from fusionviz.records.kernels import KERNEL_CLASSES
-from fusionviz.records.session import ModeRun
 
 COLLAPSE_COLUMNS: dict[str, str] = {
     "side": "'eager' or 'compiled'",
@@ -31,17 +28,14 @@ COLLAPSE_COLUMNS: dict[str, str] = {
 }
 
 
-def collapse_layout(eager: ModeRun, compiled: ModeRun, found: Links | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode
-    (`found`: `run_links` of the two, computed here when not given).
+def collapse_layout(collapse: Collapse) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes (COLLAPSE_COLUMNS) and links (analysis.LINK_COLUMNS) of one steady iteration of each mode.
 
     Eager kernels sit in launch order on slots 0, 1, 2…; each compiled kernel sits over the mean slot of
     the eager kernels it absorbed (kept in launch order, at least one slot apart), so links run nearly
     straight down and a fusion reads as several lines meeting in one box.
     """
-    ek, ck = iteration_kernels(eager), iteration_kernels(compiled)
-    links = (found or run_links(eager, compiled)).table
+    ek, ck, links = collapse.eager, collapse.compiled, collapse.links.table
     per_compiled = links.groupby("compiled_index").eager_index.apply(list).to_dict()
     eager_degree = links.groupby("eager_index").compiled_index.nunique().to_dict()
     fused_eager = {e for c, es in per_compiled.items() if len(set(es)) > 1 for e in es}
@@ -63,12 +57,13 @@ def collapse_layout(eager: ModeRun, compiled: ModeRun, found: Links | None = Non
                       "name": ek.name, "label": _node_labels(ek), "kernel_class": ek.kernel_class,
                       "dur_us": ek.dur_us,
                       "links": [eager_degree.get(i, 0) for i in range(len(ek))],
-                      "role": [eager_role(i) for i in range(len(ek))], "origin": kernel_origins(eager)}),
+                      "role": [eager_role(i) for i in range(len(ek))], "origin": collapse.eager_origins}),
         pd.DataFrame({"side": "compiled", "index": range(len(ck)), "x": xs, "name": ck.name,
                       "label": _node_labels(ck),
                       "kernel_class": ck.kernel_class, "dur_us": ck.dur_us,
                       "links": [len(set(per_compiled.get(i, []))) for i in range(len(ck))],
-                      "role": [compiled_role(i) for i in range(len(ck))], "origin": kernel_origins(compiled)}),
+                      "role": [compiled_role(i) for i in range(len(ck))],
+                      "origin": collapse.compiled_origins}),
     ], ignore_index=True)
     return nodes[list(COLLAPSE_COLUMNS)], links
 
@@ -118,12 +113,11 @@ def _class_legend(fig: go.Figure, classes: list[str]) -> None:
                                      hoverinfo="skip"))
 
 
-def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def collapse_figure(collapse: Collapse, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Eager kernels on the top row, the compiled mode's on the bottom row, a line from each eager kernel to
     the compiled kernel that absorbed it. Fusions get a bold outline; kernels kept one-to-one a thin one. The
     title says where the links come from (Inductor's records, or kernel names)."""
-    found = run_links(eager, compiled)
-    nodes, links = collapse_layout(eager, compiled, found)
+    nodes, links = collapse_layout(collapse)
     e, c = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"].reset_index(drop=True)
     fig = go.Figure()
     for role, dash in (("fusion", "solid"), ("kept", "dot")):
@@ -140,13 +134,13 @@ def collapse_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings =
                                      line={"color": "#333333" if role == "fusion" else "#AAAAAA", "width": 2,
                                            "dash": dash}))
     fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager"))
-    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, compiled.mode))
+    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, collapse.mode))
     _class_legend(fig, list(nodes.kernel_class))
     width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
     fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
-    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{collapse.mode}</b>"],
                      range=[-0.6, 1.6], showgrid=False, zeroline=False)
-    return style(fig, settings, f"{collapse_title(eager, compiled)} · {LINK_WORDS[found.kind]}", settings.chart_px)
+    return style(fig, settings, f"{collapse.title} · {LINK_WORDS[collapse.links.kind]}", settings.chart_px)
 
 
 # The animation's stages: eager as it runs, its kernels moving onto the compiled kernel that absorbs them,
@@ -160,16 +154,15 @@ def _ease(t: float) -> float:
     return 0.5 - 0.5 * math.cos(math.pi * min(max(t, 0.0), 1.0))
 
 
-def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS,
-                       steps: int = 30, seconds: float = 4.0) -> go.Figure:
+def collapse_animation(collapse: Collapse, settings: ChartSettings = DEFAULT_SETTINGS, steps: int = 30,
+                       seconds: float = 4.0) -> go.Figure:
     """The collapse as a movie a speaker narrates over: eager kernels slide onto the compiled kernel that
     absorbed them (the compiled kernels wait as faint outlines), then shrink into it as it grows to full
     size, so several boxes visibly become one; kernels with no counterpart stay where they are.
 
     `steps` frames in all, played in `seconds`; buttons play one stage at a time (① back to eager, ② move,
     ③ merge) or everything, and the slider steps frame by frame. The axes never move."""
-    found = run_links(eager, compiled)
-    nodes, links = collapse_layout(eager, compiled, found)
+    nodes, links = collapse_layout(collapse)
     e = nodes[nodes.side == "eager"].reset_index(drop=True)
     c = nodes[nodes.side == "compiled"].reset_index(drop=True)
     target = links.groupby("eager_index").compiled_index.first().to_dict()
@@ -184,7 +177,7 @@ def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSetting
                          for i in range(len(e))]
         eager_trace.marker.size = [size * (1 - merge) if i in target else size for i in range(len(e))]
         eager_trace.text = [n if t == 0 else "" for n in eager_trace.text]
-        compiled_trace = _node_trace(c, _Y_COMPILED, settings, compiled.mode)
+        compiled_trace = _node_trace(c, _Y_COMPILED, settings, collapse.mode)
         compiled_trace.marker.size = size * (0.45 + 0.55 * merge)
         compiled_trace.marker.opacity = 0.25 + 0.75 * merge
         compiled_trace.text = [n if merge >= 1 else "" for n in compiled_trace.text]
@@ -197,7 +190,7 @@ def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSetting
     _class_legend(fig, list(nodes.kernel_class))
     width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
     fig.update_xaxes(visible=False, range=[-0.8, width + 0.8], fixedrange=True)
-    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{compiled.mode}</b>"],
+    fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{collapse.mode}</b>"],
                      range=[-0.6, 1.6], showgrid=False, zeroline=False, fixedrange=True)
     frame_ms = 1000 * seconds / steps
 
@@ -218,7 +211,7 @@ def collapse_animation(eager: ModeRun, compiled: ModeRun, settings: ChartSetting
                   "ticklen": 0, "font": {"size": 1},
                   "steps": [{"label": "", "method": "animate", "args": [[f.name], jump]} for f in frames]}],
     )
-    fig = style(fig, settings, f"eager → {collapse_title(eager, compiled)} · {LINK_WORDS[found.kind]}",
+    fig = style(fig, settings, f"eager → {collapse.title} · {LINK_WORDS[collapse.links.kind]}",
                 settings.chart_px + 60)
     fig.update_layout(margin={"b": 50})  # the slider sits in the bottom margin
     return fig

@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from fusionviz.analysis.grid import compiled_mode, grid_table
+from fusionviz.analysis.report import Report
 from fusionviz.charts.style import DEFAULT_SETTINGS, VERDICT_COLOURS, ChartSettings, style
-from fusionviz.records.session import Session
 
 NEUTRAL = "#EEF0F2"  # a fill lighter than the bars' grey, so the cells' labels stay readable
 
@@ -25,11 +24,11 @@ def _label(verdict: object, speedup: float) -> str:
     return f"{speedup:.2f}×"
 
 
-def grid_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def grid_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Cells coloured by log2 of the speedup where the verdict is clear (no clear difference is neutral),
     each labelled with its median; `customdata` holds (dim, batch) so a click can open the cell."""
-    table = grid_table(session)
-    grid = session.grid
+    assert report.grid is not None, "a grid figure is drawn of a grid session"
+    table, grid = report.grid.table, report.session.grid
     dims, batches = (grid.dims, grid.batches) if grid else ([], [])
     z = np.full((len(batches), len(dims)), np.nan)
     text = np.full((len(batches), len(dims)), "", dtype=object)
@@ -60,7 +59,7 @@ def grid_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) ->
             line={"color": "#333333", "width": 1.5, "dash": "dot"}, name="eager: device busy %"))
     fig.update_xaxes(title_text="hidden dim", tickvals=list(range(len(dims))), ticktext=[str(d) for d in dims])
     fig.update_yaxes(title_text="batch", tickvals=list(range(len(batches))), ticktext=[str(b) for b in batches])
-    c = session.config
-    title = (f"Where {compiled_mode(session)} pays off: {c.model}, {c.dtype} "
+    c = report.session.config
+    title = (f"Where {report.grid.mode} pays off: {c.model}, {c.dtype} "
              "(dotted: % of the time eager keeps the device busy)")
     return style(fig, settings, title, max(settings.chart_px, 140 + 70 * len(batches)))

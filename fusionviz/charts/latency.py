@@ -7,9 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis.summary import summary_table
+from fusionviz.analysis.report import Report
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, VERDICT_COLOURS, ChartSettings, style
-from fusionviz.records.session import Session
 
 
 def _speedup_label(mode: str, verdict: object, speedup: float, low: float, high: float) -> str:
@@ -22,11 +21,10 @@ def _speedup_label(mode: str, verdict: object, speedup: float, low: float, high:
     return f"{speedup:.2f}× ({low:.2f}–{high:.2f}×) vs eager"
 
 
-def latency_rows(session: Session) -> pd.DataFrame:
+def latency_rows(report: Report) -> pd.DataFrame:
     """The summary table's rows that have a latency, with error-bar lengths and a label saying the speedup
     with its interval, or that there is no clear difference."""
-    table = summary_table(session)
-    table = table[table.median_ms.notna()].reset_index(drop=True)
+    table = report.summary[report.summary.median_ms.notna()].reset_index(drop=True)
     table["err_plus"] = table.p90_ms - table.median_ms
     table["err_minus"] = table.median_ms - table.p10_ms
     table["label"] = [_speedup_label(*row) for row in zip(
@@ -34,12 +32,12 @@ def latency_rows(session: Session) -> pd.DataFrame:
     return table
 
 
-def latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def latency_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Median latency per call for each mode with its p10–p90 spread over every round of every timing
     process; horizontal, eager on top, so that five mode names stay readable; the speedup with its interval
     stands under each mode's name, clear of the error bar; green when clearly faster, red when clearly
     slower, grey when there is no clear difference."""
-    table = latency_rows(session)
+    table = latency_rows(report)
     colours = [EAGER_COLOUR if m == "eager" else VERDICT_COLOURS.get(str(v), EAGER_COLOUR)
                for m, v in zip(table["mode"], table.verdict, strict=True)]
     ticks = [f"<b>{m}</b><br>{label}" for m, label in zip(table["mode"], table.label, strict=True)]
@@ -71,11 +69,10 @@ _METRIC_TEXT = {"kernels_per_iteration": "{:g}", "busy_pct": "{:.0f}%", "compile
 NO_PAYBACK = "No compiled mode is clearly<br>faster than eager, so no<br>compile time is paid back"
 
 
-def metric_rows(session: Session) -> pd.DataFrame:
+def metric_rows(report: Report) -> pd.DataFrame:
     """Long table (mode, metric, title, value, text) of the companion metrics that have a value: compile
     time for compiled modes only, break-even calls only for modes that pay back (clearly faster)."""
-    table = summary_table(session)
-    table = table[table.status == "ok"]
+    table = report.summary[report.summary.status == "ok"]
     rows = [{"mode": mode, "metric": column, "title": title, "value": float(value),
              "text": _METRIC_TEXT[column].format(value)}
             for column, title in METRICS
@@ -85,14 +82,14 @@ def metric_rows(session: Session) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["mode", "metric", "title", "value", "text"])
 
 
-def metrics_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS, title: str = "Per mode"
+def metrics_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS, title: str = "Per mode"
                    ) -> go.Figure:
     """Small bars per metric: kernels per iteration, busy %, compile time, and break-even calls of the modes
     that pay back (a sentence where none does). Metrics a session has no values for (a pair of plain
     traces has no compile time and no timing) are left out."""
-    long = metric_rows(session)
+    long = metric_rows(report)
     modes = list(dict.fromkeys(long["mode"]))
-    timed = summary_table(session).verdict.notna().any()
+    timed = report.summary.verdict.notna().any()
     shown = [(m, t) for m, t in METRICS if (long.metric == m).any() or (m == "break_even_calls" and timed)]
     cols = 2
     rows_n = max(1, (len(shown) + 1) // 2)

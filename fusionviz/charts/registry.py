@@ -2,7 +2,7 @@
 the one that words its caption, the fields a talk's caption may use, and whether it takes a mode, zooms or
 plays. The lab's presentation mode and slides, the Dynamic shapes page, a talk's scenes (checked against
 `VIEWS` when a talk is read), `python -m fusionviz export --view` and its choices all read it: a view is one
-entry here and one chart module (with the function that draws it from the session and an `Asked`; those of
+entry here and one chart module (with the function that draws it from the Report and an `Asked`; those of
 the views below are in `charts.views`).
 
 Functions are named as "module:function" and imported when first called, so that reading the registry (the
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Literal, cast
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from fusionviz.analysis.report import Report
     from fusionviz.charts.style import ChartSettings
-    from fusionviz.records.session import Session
 
 # What a view's session must hold: an eager run with kernels, timing, the naive snippet, a sweep, a grid, the
 # source lines of its kernels (runs recorded with provenance, schema 3).
@@ -61,8 +61,8 @@ def _function(name: str) -> Callable[..., object]:
 
 @dataclass(frozen=True)
 class View:
-    """One named view. `figure` ("module:function", taking the session and an `Asked`) is drawn once the
-    session holds what `needs` says; `caption` ("module:function", taking the session and the mode) words the
+    """One named view. `figure` ("module:function", taking the session's Report and an `Asked`) is drawn once
+    the session holds what `needs` says; `caption` ("module:function", taking the Report and the mode) words the
     view's own caption. `takes_mode`: about one compiled mode (`every_mode`: or, without one, every mode at
     once); `zooms`: a scene's `zoom` sets its x range; `animated`: it plays (its length is chosen, and it
     exports as a GIF)."""
@@ -78,11 +78,11 @@ class View:
     animated: bool = False
     caption_fields: tuple[str, ...] = tuple(CAPTION_FIELDS)
 
-    def draw(self, session: Session, asked: Asked) -> go.Figure:
-        return cast("go.Figure", _function(self.figure)(session, asked))
+    def draw(self, report: Report, asked: Asked) -> go.Figure:
+        return cast("go.Figure", _function(self.figure)(report, asked))
 
-    def words(self, session: Session, mode: str | None) -> str:
-        return cast(str, _function(self.caption)(session, mode))
+    def words(self, report: Report, mode: str | None) -> str:
+        return cast(str, _function(self.caption)(report, mode))
 
 
 def _chart(name: str) -> str:

@@ -9,21 +9,20 @@ from collections import Counter
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis.captions import focus_run
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import short_source
-from fusionviz.analysis.source_view import SourceView, source_view
+from fusionviz.analysis.report import Report
+from fusionviz.analysis.source_view import SourceView
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
-from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.session import ModeRun
 
 CODE_CHARS = 56  # a line's text is cut to this on the axis; the hover has it whole
 
 
-def source_figure(eager: ModeRun, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def source_figure(view: SourceView, compiled: ModeRun, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """The source view of an eager and a compiled run (`analysis.source_view`). Each compiled kernel's
     markers carry its row of the iteration's kernel table and name (`customdata`), so a click finds it."""
-    view = source_view(eager, compiled)
     lines = view.lines
     ys = {source: -i for i, source in enumerate(lines.source)}
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.3, 0.7], horizontal_spacing=0.02,
@@ -99,8 +98,8 @@ def _separation_marks(fig: go.Figure, view: SourceView, ys: dict[str, int], slot
                            hovertext="<br>".join(dict.fromkeys(details[source])))
 
 
-def draw_source(session: Session, asked: Asked) -> go.Figure:
+def draw_source(report: Report, asked: Asked) -> go.Figure:
     """The registry's source view: eager and the asked compiled mode (the first that ran by default)."""
-    eager, compiled = session.run("eager"), focus_run(session, asked.mode)
-    assert eager is not None and compiled is not None  # view_problem said so
-    return source_figure(eager, compiled, asked.settings)
+    compiled = report.focus(asked.mode)
+    assert compiled is not None  # view_problem said so
+    return source_figure(report.source_views[compiled.mode], compiled, asked.settings)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.kernel_tables import class_stats
+from fusionviz.analysis.report import RunReport
 from fusionviz.charts.style import CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
 from fusionviz.records.kernels import KERNEL_CLASSES
-from fusionviz.records.session import ModeRun
 
 
-def class_stats_figure(runs: list[ModeRun], settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def class_stats_figure(runs: list[RunReport], settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Kernel time per iteration by class, one stacked bar per run: where the time goes, side by side."""
     fig = go.Figure()
-    stats = {r.mode: class_stats(r) for r in runs}
-    iterations = {r.mode: max(r.summary.iterations if r.summary else 1, 1) for r in runs}
+    stats = {r.run.mode: r.classes for r in runs}
+    iterations = {r.run.mode: max(r.run.summary.iterations if r.run.summary else 1, 1) for r in runs}
     for kernel_class in KERNEL_CLASSES:
         ys = [float(s.total_us[s.kernel_class == kernel_class].sum()) / iterations[m] for m, s in stats.items()]
         if any(ys):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.sweep import recompile_limit_note, steady_table, sweep_calls, sweep_leader
+from fusionviz.analysis.report import Report
+from fusionviz.analysis.sweep import SweepReport
 from fusionviz.charts.style import (
     DEFAULT_SETTINGS,
     FALLBACK_COLOUR,
@@ -14,16 +15,20 @@ from fusionviz.charts.style import (
     legend_below,
     style,
 )
-from fusionviz.records.session import Session
 
 
-def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def _sweep(report: Report) -> SweepReport:
+    assert report.sweep is not None, "a sweep figure is drawn of a sweep session"
+    return report.sweep
+
+
+def sweep_latency_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Latency of every call, one line per strategy on a log scale: compile stalls stand out as peaks,
     marked with their compile time and recompile reason; eager fallbacks after the recompile limit are
     crossed out."""
-    calls = sweep_calls(session)
+    calls = _sweep(report).calls
     fig = go.Figure()
-    dimension = session.sweep.dimension if session.sweep else "size"
+    dimension = report.session.sweep.dimension if report.session.sweep else "size"
     for strategy, rows in calls.groupby("strategy", sort=False):
         colour = STRATEGY_COLOURS.get(str(strategy), "#7F7F7F")
         fig.add_trace(go.Scatter(
@@ -53,7 +58,7 @@ def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SET
                               "the recompile limit was hit: Dynamo no longer compiles this frame<extra></extra>"))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="compiled in this call",
                              marker={"symbol": "diamond", "size": 11, "color": "#7F7F7F"}, hoverinfo="skip"))
-    note = recompile_limit_note(session)
+    note = _sweep(report).limit_note
     if note:
         fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-0.2, xanchor="left", yanchor="top",
                            showarrow=False, align="left", font={"size": settings.font_size})
@@ -66,11 +71,11 @@ def sweep_latency_figure(session: Session, settings: ChartSettings = DEFAULT_SET
     return fig
 
 
-def sweep_steady_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def sweep_steady_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Steady-state latency against the swept size, one line per strategy: what each pays per call once
     its compiles are done (padding, masks, symbolic sizes)."""
-    steady = steady_table(session)
-    dimension = session.sweep.dimension if session.sweep else "size"
+    steady = _sweep(report).steady
+    dimension = report.session.sweep.dimension if report.session.sweep else "size"
     fig = go.Figure()
     for strategy, rows in steady.groupby("strategy", sort=False):
         fig.add_trace(go.Scatter(
@@ -82,10 +87,10 @@ def sweep_steady_figure(session: Session, settings: ChartSettings = DEFAULT_SETT
     return legend_below(style(fig, settings, f"Steady-state latency against {dimension}", settings.chart_px + 60))
 
 
-def sweep_cumulative_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def sweep_cumulative_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Cumulative wall time against calls, one line per strategy: compiles push a line up, and the
     strategy lowest at the end pays over this schedule; a dotted line marks where it takes the lead."""
-    calls = sweep_calls(session)
+    calls = _sweep(report).calls
     fig = go.Figure()
     for strategy, rows in calls.groupby("strategy", sort=False):
         fig.add_trace(go.Scatter(
@@ -93,7 +98,7 @@ def sweep_cumulative_figure(session: Session, settings: ChartSettings = DEFAULT_
             line={"color": STRATEGY_COLOURS.get(str(strategy), "#7F7F7F"), "width": 2, "shape": "hv"},
             marker={"size": 5},
             hovertemplate=f"<b>{strategy}</b><br>after call %{{x}}: %{{y:.3f}} s<extra></extra>"))
-    leader = sweep_leader(calls)
+    leader = _sweep(report).leader
     title = "Cumulative time over the schedule"
     if leader:
         strategy, since = leader

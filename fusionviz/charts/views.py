@@ -1,6 +1,6 @@
-"""A named view (`charts.registry.VIEWS`) of one session: whether the session can show it, its figure and its
-caption, as a talk's scene, the lab's presentation mode, a slide and `python -m fusionviz export` draw it; and
-the `draw_*` functions the registry names, each a view's figure from the session and what was asked."""
+"""A named view (`charts.registry.VIEWS`) of one session's Report: whether the session can show it, its figure
+and its caption, as a talk's scene, the lab's presentation mode, a slide and `python -m fusionviz export` draw
+it; and the `draw_*` functions the registry names, each a view's figure from the report and what was asked."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import dataclasses
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.captions import caption_values, focus_run, is_timed, speedup_words
-from fusionviz.analysis.methodology import methodology_table
+from fusionviz.analysis.captions import speedup_words
+from fusionviz.analysis.links import Collapse
+from fusionviz.analysis.report import Report
 from fusionviz.analysis.source_view import has_sources
-from fusionviz.analysis.summary import comparisons, drawable_runs
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
@@ -22,11 +22,11 @@ from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure
 from fusionviz.charts.timeline import timeline_figure
 from fusionviz.charts.timeline_layout import timeline_bars
 from fusionviz.errors import ConfigError
-from fusionviz.records.session import ModeRun, Session
 
 
-def view_problem(session: Session, view: str, mode: str | None = None) -> str | None:
+def view_problem(report: Report, view: str, mode: str | None = None) -> str | None:
     """Why this session cannot show `view` (for `mode`), in a sentence; None when it can."""
+    session = report.session
     info = VIEWS.get(view)
     if info is None:
         return f"unknown view {view!r}: choose from {', '.join(VIEWS)}"
@@ -34,95 +34,97 @@ def view_problem(session: Session, view: str, mode: str | None = None) -> str | 
         return None if session.sweep is not None else f"the {view} view needs a shape-sweep session"
     if info.needs == "grid":
         return None if session.grid is not None else "the grid view needs a crossover-grid session (fusionviz grid)"
-    if info.needs == "naive" and (session.naive is None or methodology_table(session.naive, session).empty):
+    if info.needs == "naive" and (report.methodology is None or report.methodology.table.empty):
         return ("the methodology view needs a session recorded with the naive snippet (fusionviz run "
                 "--naive-calls N) whose mode was timed")
     eager = session.run("eager")
-    if eager is None or not eager.ok or eager not in drawable_runs(session):
+    if eager is None or not eager.ok or eager not in report.drawable:
         return f"the {view} view needs an eager run with kernels, and this session has none"
-    if info.needs == "sources" and not has_sources(eager, focus_run(session, mode)):
+    if info.needs == "sources" and not has_sources(eager, report.focus(mode)):
         return (f"the {view} view needs a session recorded with the lines of its kernels (fusionviz 0.1 sessions "
                 "of schema 3): this one was recorded before")
-    if info.needs == "timing" and not is_timed(session):
+    if info.needs == "timing" and not report.timed:
         return "this session carries no timing (plain profiler traces have none), so there are no latencies to draw"
-    if info.takes_mode and focus_run(session, mode) is None:
+    if info.takes_mode and report.focus(mode) is None:
         return (f"{mode} did not run in this session" if mode else "no compiled mode ran in this session")
     return None
 
 
-def view_figure(session: Session, view: str, settings: ChartSettings = DEFAULT_SETTINGS, mode: str | None = None,
+def view_figure(report: Report, view: str, settings: ChartSettings = DEFAULT_SETTINGS, mode: str | None = None,
                 zoom: tuple[float, float] | None = None, seconds: float = 4.0) -> go.Figure:
     """The figure of `view` for `mode` (default: the first compiled mode that ran), its x axis limited to
     `zoom`; `seconds` is the animation's length. Raises ConfigError when the session cannot show it."""
-    problem = view_problem(session, view, mode)
+    problem = view_problem(report, view, mode)
     if problem:
         raise ConfigError(problem)
-    fig = VIEWS[view].draw(session, Asked(settings, mode, seconds))
+    fig = VIEWS[view].draw(report, Asked(settings, mode, seconds))
     if zoom:
         fig.update_xaxes(range=list(zoom), autorange=False)
     return fig
 
 
-def view_caption(view: str, session: Session, mode: str | None = None) -> str:
+def view_caption(report: Report, view: str, mode: str | None = None) -> str:
     """The view's own one-line caption, from the data."""
-    return VIEWS[view].words(session, mode)
+    return VIEWS[view].words(report, mode)
 
 
-def scene_caption(template: str | None, view: str, session: Session, mode: str | None = None) -> str:
+def scene_caption(report: Report, template: str | None, view: str, mode: str | None = None) -> str:
     """A talk scene's caption: the speaker's template filled from the data, else the view's own."""
     if template is None:
-        return view_caption(view, session, mode)
-    return template.format(**caption_values(session, mode))
+        return view_caption(report, view, mode)
+    return template.format(**report.caption_fields(mode))
 
 
-def _runs(session: Session, mode: str | None) -> tuple[ModeRun, ModeRun]:
-    """Eager and the mode a view is about (view_problem found both)."""
-    eager, run = session.run("eager"), focus_run(session, mode)
-    assert eager is not None and run is not None
-    return eager, run
+def _collapse(report: Report, mode: str | None) -> Collapse:
+    """What fused into what under the mode a view is about (view_problem found it)."""
+    run = report.focus(mode)
+    assert run is not None
+    return report.collapses[run.mode]
 
 
-def draw_verdict(session: Session, asked: Asked) -> go.Figure:
-    mode = _runs(session, asked.mode)[1].mode
-    vs = comparisons(session).get(mode)
-    return metrics_figure(session, asked.settings, f"{mode}: {speedup_words(vs)}" if vs else "Per mode")
+def draw_verdict(report: Report, asked: Asked) -> go.Figure:
+    run = report.focus(asked.mode)
+    assert run is not None  # view_problem said so
+    vs = report.comparisons.get(run.mode)
+    return metrics_figure(report, asked.settings, f"{run.mode}: {speedup_words(vs)}" if vs else "Per mode")
 
 
-def draw_timeline(session: Session, asked: Asked) -> go.Figure:
+def draw_timeline(report: Report, asked: Asked) -> go.Figure:
     """Eager and the asked mode, or every mode when none is asked."""
+    session = report.session
     shown = (dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", asked.mode)])
              if asked.mode else session)
     return timeline_figure(shown, timeline_bars(shown), asked.settings)
 
 
-def draw_collapse(session: Session, asked: Asked) -> go.Figure:
-    return collapse_figure(*_runs(session, asked.mode), asked.settings)
+def draw_collapse(report: Report, asked: Asked) -> go.Figure:
+    return collapse_figure(_collapse(report, asked.mode), asked.settings)
 
 
-def draw_animation(session: Session, asked: Asked) -> go.Figure:
-    return collapse_animation(*_runs(session, asked.mode), asked.settings, seconds=asked.seconds)
+def draw_animation(report: Report, asked: Asked) -> go.Figure:
+    return collapse_animation(_collapse(report, asked.mode), asked.settings, seconds=asked.seconds)
 
 
-def draw_latency(session: Session, asked: Asked) -> go.Figure:
-    return latency_figure(session, asked.settings)
+def draw_latency(report: Report, asked: Asked) -> go.Figure:
+    return latency_figure(report, asked.settings)
 
 
-def draw_methodology(session: Session, asked: Asked) -> go.Figure:
-    assert session.naive is not None  # view_problem said so
-    return methodology_figure(methodology_table(session.naive, session), asked.settings)
+def draw_methodology(report: Report, asked: Asked) -> go.Figure:
+    assert report.methodology is not None  # view_problem said so
+    return methodology_figure(report.methodology.table, asked.settings)
 
 
-def draw_sweep_latency(session: Session, asked: Asked) -> go.Figure:
-    return sweep_latency_figure(session, asked.settings)
+def draw_sweep_latency(report: Report, asked: Asked) -> go.Figure:
+    return sweep_latency_figure(report, asked.settings)
 
 
-def draw_sweep_steady(session: Session, asked: Asked) -> go.Figure:
-    return sweep_steady_figure(session, asked.settings)
+def draw_sweep_steady(report: Report, asked: Asked) -> go.Figure:
+    return sweep_steady_figure(report, asked.settings)
 
 
-def draw_sweep_cumulative(session: Session, asked: Asked) -> go.Figure:
-    return sweep_cumulative_figure(session, asked.settings)
+def draw_sweep_cumulative(report: Report, asked: Asked) -> go.Figure:
+    return sweep_cumulative_figure(report, asked.settings)
 
 
-def draw_grid(session: Session, asked: Asked) -> go.Figure:
-    return grid_figure(session, asked.settings)
+def draw_grid(report: Report, asked: Asked) -> go.Figure:
+    return grid_figure(report, asked.settings)

@@ -29,7 +29,7 @@ class Export:
         parser.add_argument("--out", required=True)
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.captions import source_stamp
+        from fusionviz.analysis.report import analyse
         from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, gif_bytes, html_bytes, image_bytes, slide
         from fusionviz.charts.style import ChartSettings
         from fusionviz.charts.views import view_figure
@@ -43,9 +43,9 @@ class Export:
             playing = [name for name, view in VIEWS.items() if view.animated]
             raise ConfigError(f"a GIF is made of the {' or '.join(playing)} view: --view {playing[0]}")
         zoom = _zoom(args.zoom)
-        session = open_path(path)
+        report = analyse(open_path(path))
         settings = ChartSettings.presentation()
-        fig = slide(view_figure(session, args.view, settings, mode=args.mode, zoom=zoom), source_stamp(session),
+        fig = slide(view_figure(report, args.view, settings, mode=args.mode, zoom=zoom), report.source.stamp,
                     settings)
         if fmt == "html":
             data = html_bytes(fig, f"{path.name}: {args.view}")

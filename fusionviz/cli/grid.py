@@ -24,7 +24,7 @@ class Grid:
                             help="comma-separated devices (default: every visible GPU, else the CPU)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.grid import grid_table
+        from fusionviz.analysis.report import analyse
         from fusionviz.measure.client import run_grid
 
         dims, batches = parse_sizes(args.dims, "--dims"), parse_sizes(args.batches, "--batches")
@@ -35,6 +35,7 @@ class Grid:
         writable(args.out)
         session = run_grid(config, dims, batches, Ticker(), devices=devices)
         path = session.save(args.out)
-        write(frame(grid_table(session), digits=3), f"session written to {path}")
-        assert session.grid is not None
+        grid = analyse(session).grid
+        assert session.grid is not None and grid is not None  # run_grid makes a grid session
+        write(frame(grid.table, digits=3), f"session written to {path}")
         return 0 if any(c.error is None for c in session.grid.cells) else 1

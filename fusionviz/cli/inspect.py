@@ -34,13 +34,14 @@ class Inspect:
                             help="list every kernel of the representative iteration, however many")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.report import inspect_report
+        from fusionviz.analysis.inspection import inspect_report
+        from fusionviz.analysis.report import analyse
         from fusionviz.records.files import open_path
 
         if args.top is not None and args.top < 1:
             raise ConfigError("--top takes a number of kernels, 1 or more")
         path = Path(args.file)
-        report = inspect_report(open_path(path), str(path), top=args.top or INSPECT_TOP)
+        report = inspect_report(analyse(open_path(path)), str(path), top=args.top or INSPECT_TOP)
         if args.json:
             write(json_text(report))
         else:

@@ -30,8 +30,7 @@ class Run:
                                  "methodology view")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.sentences import load_warnings
-        from fusionviz.analysis.summary import summary_table
+        from fusionviz.analysis.report import analyse
         from fusionviz.analysis.verdict import verdict
         from fusionviz.measure.client import run_session
         from fusionviz.records.config import warnings_for
@@ -42,11 +41,12 @@ class Run:
             note(f"note: {warning}")
         session = run_session(config, Ticker(), naive_calls=args.naive_calls, recalibrate=args.recalibrate)
         path = session.save(args.out)
-        write(frame(summary_table(session)[SHOWN], digits=4))
+        report = analyse(session)
+        write(frame(report.summary[SHOWN], digits=4))
         for run in session.runs:
             if not run.ok:
                 note(f"{run.mode}: {run.status}: {run.error}")
-        for warning in load_warnings(session):
+        for warning in report.warnings:
             note(f"warning: {warning}")
-        write(verdict(session), f"session written to {path}")
+        write(verdict(report), f"session written to {path}")
         return 0 if any(r.ok for r in session.runs) else 1

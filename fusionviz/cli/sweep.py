@@ -26,7 +26,7 @@ class Sweep:
                             help="each strategy in a fresh process with an empty Inductor cache (compile times cold)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.sweep import sweep_summary
+        from fusionviz.analysis.report import analyse
         from fusionviz.measure.client import run_sweep_session
 
         config = config_from(args, ("eager",))
@@ -38,5 +38,7 @@ class Sweep:
         writable(args.out)
         session = run_sweep_session(config, request, Ticker())
         path = session.save(args.out)
-        write(frame(sweep_summary(session), digits=4), f"session written to {path}")
+        sweep = analyse(session).sweep
+        assert sweep is not None  # run_sweep_session makes a sweep session
+        write(frame(sweep.summary, digits=4), f"session written to {path}")
         return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.report import analyse
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig
 from tests.texts import unescaped
@@ -31,7 +31,7 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
     config = RunConfig(model="mlp", dim=512, batch=256, device="cuda:0", modes=("eager", "default", "reduce-overhead"))
     session = state.results().get(SessionRun(config).key)
     assert session.environment.device_kind == "cuda" and len(session.timing.processes) == 3
-    compared = comparisons(session)
+    compared = analyse(session).comparisons
     for mode in ("default", "reduce-overhead"):
         s = compared[mode].speedup
         metric = next(m for m in at.metric if unescaped(m.label) == f"{mode} speedup")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.report import analyse
 from fusionviz.analysis.timing import speedup_estimates
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
@@ -106,7 +106,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     timeline = figs["Kernel timeline: one steady iteration per mode"]
     assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
     latency = figs["Latency per call"]["data"][0]
-    compared = comparisons(session)
+    compared = analyse(session).comparisons
     assert decode(latency["x"]) == pytest.approx([compared[r.mode].latency.median for r in session.runs])
     s = compared["default"].speedup
     assert latency["text"][1] in (f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f}×) vs eager",
@@ -115,7 +115,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     assert speedup.value == f"{s.median:.2f}×"
     assert speedup.delta == f"{compared['default'].verdict} ({s.low:.2f}–{s.high:.2f}×)"
     assert any("3 process" in unescaped(m.value) for m in at.markdown)  # the configuration line says how it was timed
-    assert any(unescaped(m.value) == f"#### {verdict(session)}" for m in at.markdown)
+    assert any(unescaped(m.value) == f"#### {verdict(analyse(session))}" for m in at.markdown)
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 
@@ -182,7 +182,7 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
     no_errors(at)
     assert kernels_per_mode(figures(at)["Kernel timeline: one steady iteration per mode"]) == {"eager": 3,
                                                                                                 "default": 2}
-    stats = [d.value for d in at.dataframe if "share_pct" in d.value.columns]
+    stats = [d.value for d in at.dataframe if "pct_of_kernel_time" in d.value.columns]
     assert [int(s["count"].sum()) for s in stats] == [len(r.kernel_frame()) for r in ln_gelu_session.runs if r.ok]
 
     trace = ln_gelu_session.run("default").chrome_trace()
@@ -255,7 +255,7 @@ def test_methodology_page_puts_naive_next_to_proper() -> None:
                        threads=default_threads())
     session = state.results().get(SessionRun(config).key)
     table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
-    assert table.proper[0] == pytest.approx(comparisons(session)["default"].speedup.median)
+    assert table.proper[0] == pytest.approx(analyse(session).comparisons["default"].speedup.median)
     assert table.one_process[0] == pytest.approx(speedup_estimates(session, 0)["default"].median)
     assert table.proper[3] == session.run("eager").summary.kernels_per_iteration
     assert table.naive[3] >= table.proper[3]  # key_averages() rows include CPU ops that are not kernels

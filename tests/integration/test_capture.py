@@ -9,8 +9,10 @@ import pytest
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import fusion_links
-from fusionviz.analysis.summary import busy_fraction, comparisons, summary_table
+from fusionviz.analysis.report import analyse
+from fusionviz.analysis.summary import busy_fraction
 from fusionviz.analysis.timing import latency_estimates
+from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.analysis.verdict import verdict
 from fusionviz.cli import main
 from fusionviz.errors import ConfigError
@@ -53,16 +55,16 @@ def test_session_numbers_hang_together(ln_gelu_session: Session) -> None:
         assert lat.low <= lat.median <= lat.high and (lat.samples, lat.processes) == (6, 2)
         assert run.summary.iterations == 3
         assert run.summary.kernels_per_iteration == len(iteration_kernels(run))
-        assert 0 < busy_fraction(run, lat) <= 1
+        assert 0 < busy_fraction(busy_time(run), lat) <= 1
         assert run.chrome_trace() is not None
     default = ln_gelu_session.run("default")
     assert default.compile.first_call_s > 0 and default.compile.cache in ("warm", "cold", "mixed")
     assert default.graph_count == 1 and default.graph_breaks == [] and default.recompiles == 0
     paired = [r["eager"] / r["default"] for p in timing.processes for r in p.rounds]
-    assert comparisons(ln_gelu_session)["default"].speedup.median == pytest.approx(float(np.median(paired)))
-    table = summary_table(ln_gelu_session)
+    assert analyse(ln_gelu_session).comparisons["default"].speedup.median == pytest.approx(float(np.median(paired)))
+    table = analyse(ln_gelu_session).summary
     assert list(table["mode"]) == ["eager", "default", "reduce-overhead"]
-    assert "default is" in verdict(ln_gelu_session)
+    assert "default is" in verdict(analyse(ln_gelu_session))
 
 
 def test_reduce_overhead_is_not_applicable_on_the_cpu(ln_gelu_session: Session) -> None:

@@ -9,8 +9,10 @@ import pytest
 
 from fusionviz.analysis import kernel_tables, sources, sweep
 from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.analysis.summary import comparisons, drawable_runs
+from fusionviz.analysis.report import analyse
+from fusionviz.analysis.summary import drawable_runs
 from fusionviz.analysis.sweep import sweep_summary
+from fusionviz.analysis.trace_stats import KernelStat, as_frame, kernel_ranking
 from fusionviz.charts import collapse, latency, style, timeline, timeline_layout
 from fusionviz.charts import sweep as sweep_charts
 from fusionviz.errors import SessionFileError
@@ -21,6 +23,7 @@ from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
 from fusionviz.records.trace_pair import pair_session
 from tests.clicks import clicked
+from tests.unit.factories import collapse_of
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +105,7 @@ def test_graph_break_marked_with_its_reason(break_session: Session) -> None:
 
 def test_collapse_links_layer_norm_and_gelu_into_one_kernel(ln_gelu_session: Session) -> None:
     eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
-    nodes, links = collapse.collapse_layout(eager, default)
+    nodes, links = collapse.collapse_layout(collapse_of(eager, default))
     ek, ck = iteration_kernels(eager), iteration_kernels(default)
     targets = {ek.name[r.eager_index]: ck.name[r.compiled_index] for r in links.itertuples()}
     assert targets["aten::layer_norm"] == targets["aten::gelu"]
@@ -110,7 +113,7 @@ def test_collapse_links_layer_norm_and_gelu_into_one_kernel(ln_gelu_session: Ses
     compiled = nodes[nodes.side == "compiled"].set_index("name")
     assert compiled.role[targets["aten::gelu"]] == "fusion"
     assert compiled.loc[compiled.kernel_class == "gemm", "role"].tolist() == ["kept"]  # the GEMM stands apart
-    fig = collapse.collapse_figure(eager, default)
+    fig = collapse.collapse_figure(collapse_of(eager, default))
     assert f"{len(ek)} eager kernels collapse into {len(ck)}" in fig.layout.title.text
     assert [t.name for t in fig.data if t.mode == "lines"] == ["fused into", "kept as is"]
 
@@ -119,14 +122,14 @@ def test_collapse_says_so_when_compiled_runs_more_kernels(ln_gelu_session: Sessi
     eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
     # The same two real runs in reverse roles: the "compiled" side now has more kernels.
     more = dataclasses.replace(eager, mode="default")
-    title = collapse.collapse_figure(default, more).layout.title.text
+    title = collapse.collapse_figure(collapse_of(default, more)).layout.title.text
     assert "MORE kernels" in title and f"{len(iteration_kernels(default))} → {len(iteration_kernels(eager))}" in title
 
 
 def test_collapse_animation_moves_eager_kernels_onto_their_fused_kernel(ln_gelu_session: Session) -> None:
     eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
-    fig = collapse.collapse_animation(eager, default, steps=6)
-    nodes, links = collapse.collapse_layout(eager, default)
+    fig = collapse.collapse_animation(collapse_of(eager, default), steps=6)
+    nodes, links = collapse.collapse_layout(collapse_of(eager, default))
     assert len(fig.frames) == 7 and fig.layout.updatemenus[0].buttons[0].method == "animate"
     first, last = fig.frames[0].data[0], fig.frames[-1].data[0]
     assert list(first.x) == list(range(len(iteration_kernels(eager))))
@@ -140,11 +143,11 @@ def test_collapse_animation_moves_eager_kernels_onto_their_fused_kernel(ln_gelu_
 
 
 def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) -> None:
-    fig = latency.latency_figure(ln_gelu_session)
+    fig = latency.latency_figure(analyse(ln_gelu_session))
     bar = fig.data[0]
     ok = [r for r in ln_gelu_session.runs if r.ok]
     assert [y.split("<br>")[0] for y in bar.y] == [f"<b>{r.mode}</b>" for r in ok]
-    compared = comparisons(ln_gelu_session)
+    compared = analyse(ln_gelu_session).comparisons
     assert list(bar.x) == pytest.approx([compared[r.mode].latency.median for r in ok])
     assert list(bar.error_x.array) == pytest.approx([compared[r.mode].latency.high - compared[r.mode].latency.median
                                                      for r in ok])
@@ -155,20 +158,20 @@ def test_latency_bars_show_medians_spread_and_speedup(ln_gelu_session: Session) 
 
 
 def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Session) -> None:
-    table = latency.metric_rows(ln_gelu_session)
+    table = latency.metric_rows(analyse(ln_gelu_session))
     default = ln_gelu_session.run("default")
     row = table[(table["mode"] == "default") & (table.metric == "kernels_per_iteration")].iloc[0]
     assert row.value == default.summary.kernels_per_iteration
     even = table[(table["mode"] == "default") & (table.metric == "break_even_calls")]
-    break_even = comparisons(ln_gelu_session)["default"].break_even_calls
+    break_even = analyse(ln_gelu_session).comparisons["default"].break_even_calls
     assert even.text.tolist() == ([] if break_even is None else [f"{break_even:,.0f}"])  # only modes that pay back
     assert set(table.metric) <= {m for m, _ in latency.METRICS}
-    assert len(latency.metrics_figure(ln_gelu_session).data) == len(latency.METRICS)
+    assert len(latency.metrics_figure(analyse(ln_gelu_session)).data) == len(latency.METRICS)
 
 
 def test_presentation_settings_enlarge_fonts(ln_gelu_session: Session) -> None:
-    big = latency.latency_figure(ln_gelu_session, style.ChartSettings.presentation())
-    small = latency.latency_figure(ln_gelu_session)
+    big = latency.latency_figure(analyse(ln_gelu_session), style.ChartSettings.presentation())
+    small = latency.latency_figure(analyse(ln_gelu_session))
     assert big.layout.font.size > small.layout.font.size and big.layout.height > small.layout.height
     with pytest.raises(dataclasses.FrozenInstanceError):
         style.DEFAULT_SETTINGS.font_size = 30  # type: ignore[misc]
@@ -179,9 +182,9 @@ def test_plain_trace_opens_as_a_session_with_the_same_kernels(ln_gelu_session: S
     opened = open_file(gzip.compress(default.chrome_trace()), "default.pt.trace.json.gz")
     assert opened.source == "trace" and opened.runs[0].mode == "default.pt.trace"
     assert len(opened.runs[0].kernel_frame()) == len(default.kernel_frame())
-    stats = kernel_tables.kernel_stats(opened.runs[0])
+    stats = as_frame(kernel_ranking(opened.runs[0]), KernelStat)
     assert stats["count"].sum() == len(default.kernel_frame())
-    assert stats.share_pct.sum() == pytest.approx(100.0)
+    assert stats.pct_of_kernel_time.sum() == pytest.approx(100.0)
     assert open_file(ln_gelu_session.to_json_bytes(), "s.json").source == "recorded"
     with pytest.raises(SessionFileError, match=r"neither a fusionviz session nor a torch\.profiler trace"):
         open_file(b'{"hello": 1}', "junk.json")
@@ -207,7 +210,7 @@ def traces_named(fig: object, suffix: str) -> dict[str, object]:
 def test_sweep_latency_has_a_line_per_strategy_and_a_marker_per_compile(which: str,
                                                                         request: pytest.FixtureRequest) -> None:
     session: Session = request.getfixturevalue(which)
-    fig = sweep_charts.sweep_latency_figure(session)
+    fig = sweep_charts.sweep_latency_figure(analyse(session))
     lines = {t.name: t for t in fig.data if t.mode == "lines+markers"}
     assert list(lines) == [s.strategy for s in session.sweep.strategies]
     assert fig.layout.yaxis.type == "log"
@@ -230,7 +233,7 @@ def test_sweep_latency_marks_eager_fallbacks_with_a_note(small_sweep: Session) -
     calls = [dataclasses.replace(c, fell_back_to_eager=c.index >= 4) for c in static.calls]
     fallen = dataclasses.replace(small_sweep, sweep=dataclasses.replace(
         small_sweep.sweep, strategies=[dataclasses.replace(static, calls=calls, recompile_limit_hit=True)]))
-    fig = sweep_charts.sweep_latency_figure(fallen)
+    fig = sweep_charts.sweep_latency_figure(analyse(fallen))
     assert list(traces_named(fig, ": ran in eager")["static"].x) == [4, 5]
     note = sweep.recompile_limit_note(fallen)
     assert "static hit Dynamo's recompile limit at call 4" in note
@@ -238,14 +241,14 @@ def test_sweep_latency_marks_eager_fallbacks_with_a_note(small_sweep: Session) -
 
 
 def test_sweep_steady_and_cumulative_agree_with_the_session(shipped_sweep: Session) -> None:
-    steady = sweep_charts.sweep_steady_figure(shipped_sweep)
+    steady = sweep_charts.sweep_steady_figure(analyse(shipped_sweep))
     for trace, run in zip(steady.data, shipped_sweep.sweep.strategies, strict=True):
         assert trace.name == run.strategy
         assert list(trace.x) == sorted(int(k) for k in run.steady_ms_by_size)
         assert list(trace.y) == pytest.approx([run.steady_ms_by_size[str(x)] for x in trace.x])
     assert steady.layout.xaxis.title.text == "seq"
 
-    cumulative = sweep_charts.sweep_cumulative_figure(shipped_sweep)
+    cumulative = sweep_charts.sweep_cumulative_figure(analyse(shipped_sweep))
     totals = {t.name: t.y[-1] for t in cumulative.data}
     summary = sweep_summary(shipped_sweep).set_index("strategy")
     assert totals == pytest.approx(summary.total_s.to_dict())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.collapse import collapse_animation
 from fusionviz.charts.export import CHROMIUM, SLIDE_HEIGHT, SLIDE_WIDTH, gif_bytes, slide
 from fusionviz.charts.style import ChartSettings
@@ -60,7 +61,7 @@ def test_without_a_browser_image_export_says_so(saved: Path, tmp_path: Path, mon
 @needs_browser
 def test_the_animation_becomes_a_gif_that_holds_each_stage(ln_gelu_session: Session) -> None:
     settings = ChartSettings.presentation()
-    fig = slide(collapse_animation(ln_gelu_session.run("eager"), ln_gelu_session.run("default"), settings, steps=4),
+    fig = slide(collapse_animation(analyse(ln_gelu_session).collapses["default"], settings, steps=4),
                 "CPU · torch", settings)
     gif = Image.open(io.BytesIO(gif_bytes(fig, frame_ms=80, hold_ms=900)))
     assert (gif.size, gif.n_frames) == ((SLIDE_WIDTH, SLIDE_HEIGHT), 5)

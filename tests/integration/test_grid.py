@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fusionviz.analysis.grid import cell_session, grid_table
+from fusionviz.analysis.report import analyse
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.grid import grid_figure
 from fusionviz.cli import main
@@ -25,5 +26,5 @@ def test_grid_measures_every_cell_on_the_cpu(tmp_path: Path) -> None:
     one = cell_session(session, 32, 8)
     assert (one.config.dim, one.config.batch) == (32, 8)
     assert [r.mode for r in drawable_runs(one)] == ["eager", "default"]
-    heat = grid_figure(session).data[0]
+    heat = grid_figure(analyse(session)).data[0]
     assert len(heat.z) == 2 and len(heat.z[0]) == 2 and list(heat.customdata[1][1]) == [32, 8]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.views import view_caption
 from fusionviz.records.session import Grid, GridCell, Session
@@ -65,7 +66,7 @@ def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Pat
         else:
             assert captions(at), scene.title
         if i == 0:  # the pointwise chain's timeline, here the CPU session: eager and default only
-            assert captions(at) == [view_caption("timeline", ln_gelu_session, "default")]
+            assert captions(at) == [view_caption(analyse(ln_gelu_session), "timeline", "default")]
             timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
             assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
             assert timeline["layout"]["title"]["subtitle"]["text"].startswith("CPU · torch ")  # recorded, not live

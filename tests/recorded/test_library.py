@@ -10,7 +10,7 @@ import pytest
 from fusionviz.analysis.grid import grid_table
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.report import analyse
 from fusionviz.records.files import open_file
 from fusionviz.records.session import SCHEMA_VERSION, Session
 
@@ -45,13 +45,13 @@ def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> 
 def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:
     session = opened("h200_pointwise_chain_4096x4096_float32.json.gz")
     assert [len(iteration_kernels(session.run(m))) for m in ("eager", "default")] == [18, 1]
-    default = comparisons(session)["default"]
+    default = analyse(session).comparisons["default"]
     assert default.verdict == "faster" and default.speedup.low > 5
 
 
 def test_the_launch_bound_mlp_loses_under_default_and_the_naive_loop_is_kept() -> None:
     session = opened("h200_mlp_512x256_float32.json.gz")
-    compared = comparisons(session)
+    compared = analyse(session).comparisons
     assert compared["default"].verdict == "slower" and compared["default"].speedup.high < 1
     assert session.naive is not None and session.naive.mode == "default"
 
@@ -69,7 +69,7 @@ def test_inspect_json_carries_latency_speedup_and_verdict(capsys: pytest.Capture
     path = SESSIONS / "h200_mlp_512x256_float32.json.gz"
     assert main(["inspect", str(path), "--json"]) == 0
     runs = {r["label"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
-    compared = comparisons(opened(path.name))
+    compared = analyse(opened(path.name)).comparisons
     assert runs["eager"]["speedup"] is None and runs["eager"]["verdict"] is None
     default = runs["default"]
     assert default["verdict"] == compared["default"].verdict == "slower"

@@ -3,6 +3,8 @@ the same row builder and summary as real traces."""
 
 from __future__ import annotations
 
+from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.links import Collapse, collapse
 from fusionviz.records.config import RunConfig
 from fusionviz.records.kernels import CpuOpRow, KernelClass, KernelRow, classify
 from fusionviz.records.session import CompileInfo, Environment, ModeRun, Session, Timing, TimingProcess
@@ -46,3 +48,8 @@ def session(*runs: ModeRun, ms: dict[str, list[list[float]]] | None = None, devi
                    environment=Environment(device_name="H200" if device_kind == "cuda" else "CPU",
                                            device_kind=device_kind, torch_version="2.11.0"),
                    runs=list(runs), timing=timing(ms) if ms else None, source="recorded")
+
+
+def collapse_of(eager: ModeRun, compiled: ModeRun) -> Collapse:
+    """What fused into what between two runs' steady iterations, as the report builds it for a session."""
+    return collapse(eager, compiled, iteration_kernels(eager), iteration_kernels(compiled))

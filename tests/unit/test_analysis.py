@@ -7,12 +7,13 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from fusionviz.analysis.grid import cell_session, crossover_sentence, grid_table
-from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, kernel_diff, kernel_stats, pair_summary
+from fusionviz.analysis.grid import cell_session, grid_table
+from fusionviz.analysis.inspection import inspect_report
+from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, kernel_diff, pair_summary
 from fusionviz.analysis.methodology import methodology_note, methodology_table
-from fusionviz.analysis.report import inspect_report
-from fusionviz.analysis.sentences import collapse_title, load_warnings, source_line
-from fusionviz.analysis.summary import SUMMARY_COLUMNS, comparisons, drawable_runs, summary_table
+from fusionviz.analysis.report import analyse
+from fusionviz.analysis.sentences import Source, load_warnings
+from fusionviz.analysis.summary import SUMMARY_COLUMNS, drawable_runs
 from fusionviz.analysis.sweep import (
     recompile_limit_note,
     recompile_reasons,
@@ -21,7 +22,8 @@ from fusionviz.analysis.sweep import (
     sweep_leader,
     sweep_summary,
 )
-from fusionviz.analysis.timing import TOO_WIDE, Estimate, process_medians, verdict_of
+from fusionviz.analysis.timing import TOO_WIDE, Estimate, round_table, verdict_of
+from fusionviz.analysis.trace_stats import KernelStat, as_frame, kernel_ranking
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.grid import grid_figure
 from fusionviz.records.session import (
@@ -35,7 +37,7 @@ from fusionviz.records.session import (
     Sweep,
     SweepCall,
 )
-from tests.unit.factories import k, run, session, timing
+from tests.unit.factories import collapse_of, k, run, session, timing
 
 EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::relu", 20, 5, ops=("relu",), op_id=2),
                       k("aten::add", 40, 5, ops=("add",), op_id=3)])
@@ -48,7 +50,7 @@ MS = {"eager": [[0.10] * 5, [0.12] * 5], "default": [[0.05] * 5, [0.06] * 5],
 
 
 def test_latency_pools_every_round_of_every_process_and_speedups_pair_rounds() -> None:
-    compared = comparisons(session(EAGER, FUSED, SLOW, ms=MS))
+    compared = analyse(session(EAGER, FUSED, SLOW, ms=MS)).comparisons
     eager, default = compared["eager"], compared["default"]
     assert (eager.latency.median, eager.latency.low, eager.latency.high) == pytest.approx((0.11, 0.10, 0.12))
     assert (eager.latency.samples, eager.latency.processes) == (10, 2)
@@ -57,17 +59,18 @@ def test_latency_pools_every_round_of_every_process_and_speedups_pair_rounds() -
     assert default.verdict == "faster" and compared["max-autotune-no-cudagraphs"].verdict == "slower"
     assert default.break_even_calls == pytest.approx(2.0e3 / (0.11 - 0.055))
     assert compared["max-autotune-no-cudagraphs"].break_even_calls is None  # slower: never pays back
-    medians = process_medians(session(EAGER, FUSED, ms=MS))
-    assert medians[medians["mode"] == "eager"].median_ms.tolist() == pytest.approx([0.10, 0.12])
+    rounds = round_table(session(EAGER, FUSED, ms=MS))  # each process's median: the spread between them
+    medians = rounds.groupby(["process", "mode"], as_index=False, sort=False).ms.median()
+    assert medians[medians["mode"] == "eager"].ms.tolist() == pytest.approx([0.10, 0.12])
 
 
 def test_verdict_calls_no_clear_difference_when_the_interval_straddles_one() -> None:
     noisy = [[0.8, 1.25, 0.9, 1.1, 1.0, 0.95, 1.05, 0.85, 1.2, 1.0]]
     s = session(EAGER, FUSED, ms={"eager": [[1.0] * 10], "default": noisy})
-    vs = comparisons(s)["default"]
+    vs = analyse(s).comparisons["default"]
     assert vs.speedup.low < 1 < vs.speedup.high and vs.verdict == "no clear difference"
     assert vs.break_even_calls is None
-    text = verdict(s)
+    text = verdict(analyse(s))
     assert text.startswith("default shows no clear difference from eager here: its speedup ran "
                            f"{vs.speedup.low:.2f}–{vs.speedup.high:.2f}x over 10 rounds in 1 process; one process")
     assert "so the interval straddles 1" in text and "No compiled mode is clearly faster" in text
@@ -76,12 +79,12 @@ def test_verdict_calls_no_clear_difference_when_the_interval_straddles_one() -> 
 def test_two_processes_that_disagree_give_no_verdict() -> None:
     """The folklore case: one process says 4.5x slower, the next 3x faster. Pooled, it is no clear difference."""
     s = session(EAGER, FUSED, ms={"eager": [[1.0] * 5, [1.0] * 5], "default": [[4.5] * 5, [1 / 3] * 5]})
-    assert comparisons(s)["default"].verdict == "no clear difference"
+    assert analyse(s).comparisons["default"].verdict == "no clear difference"
 
 
 def test_a_spread_too_wide_to_call_is_no_clear_difference() -> None:
     wide = [[0.25, 0.3, 0.5, 0.6, 0.4, 0.9, 0.2, 0.35, 0.45, 0.8]]  # eager / this: 1.1x to 5x
-    vs = comparisons(session(EAGER, FUSED, ms={"eager": [[1.0] * 10], "default": wide}))["default"]
+    vs = analyse(session(EAGER, FUSED, ms={"eager": [[1.0] * 10], "default": wide})).comparisons["default"]
     assert vs.speedup.low > 1 and vs.speedup.high / vs.speedup.low > TOO_WIDE
     assert vs.verdict == "no clear difference"
     assert verdict_of(Estimate(1.5, 1.2, 1.8, 10, 1)) == "faster"
@@ -99,14 +102,14 @@ def test_a_sure_but_negligible_difference_is_no_clear_difference() -> None:
 def test_schema_one_sessions_compare_separately_timed_latencies() -> None:
     old_eager = dataclasses.replace(EAGER, latency=Latency(0.10, 0.09, 0.12, [0.09, 0.10, 0.12], 10, "cuda_events"))
     old_fused = dataclasses.replace(FUSED, latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
-    vs = comparisons(session(old_eager, old_fused))["default"]
+    vs = analyse(session(old_eager, old_fused)).comparisons["default"]
     assert (vs.speedup.median, vs.speedup.low, vs.speedup.high) == pytest.approx((2.0, 0.09 / 0.06, 0.12 / 0.045))
-    assert vs.speedup.samples == 0 and "modes timed apart" in verdict(session(old_eager, old_fused))
+    assert vs.speedup.samples == 0 and "modes timed apart" in verdict(analyse(session(old_eager, old_fused)))
 
 
 def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
     failed = ModeRun(mode="reduce-overhead", status="error", error="boom")
-    table = summary_table(session(EAGER, FUSED, failed, ms={m: MS[m] for m in ("eager", "default")}))
+    table = analyse(session(EAGER, FUSED, failed, ms={m: MS[m] for m in ("eager", "default")})).summary
     assert list(table.columns) == list(SUMMARY_COLUMNS)
     assert list(table["mode"]) == ["eager", "default", "reduce-overhead"]
     assert table.kernels_per_iteration.tolist()[:2] == [3, 2]
@@ -118,13 +121,14 @@ def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
 
 
 def test_verdict_names_the_cause_and_the_payback() -> None:
-    text = verdict(session(EAGER, FUSED, SLOW, ms=MS))
+    text = verdict(analyse(session(EAGER, FUSED, SLOW, ms=MS)))
     assert text.startswith("default is 2x faster than eager here (2.00–2.00x over 10 rounds in 2 processes): "
                            "fusion cut the kernels from 3 to 2")
     assert "launch-bound" not in text  # only said when it does not win
     assert "Also: max-autotune-no-cudagraphs 2x slower (0.50–0.50x), 3 → 2 kernels." in text
     assert f"pays back after {2.0e3 / 0.055:,.0f} calls" in text
-    slow_first = verdict(session(EAGER, SLOW, ms={m: MS[m] for m in ("eager", "max-autotune-no-cudagraphs")}))
+    slow_ms = {m: MS[m] for m in ("eager", "max-autotune-no-cudagraphs")}
+    slow_first = verdict(analyse(session(EAGER, SLOW, ms=slow_ms)))
     assert "2x slower than eager here" in slow_first and "launch-bound: the GPU is busy 18%" in slow_first
     assert "No compiled mode is clearly faster" in slow_first
 
@@ -143,14 +147,14 @@ def test_load_warnings_name_the_busy_processes() -> None:
 
 
 def test_verdict_without_eager() -> None:
-    assert verdict(session(FUSED)) == "Eager did not run, so there is nothing to compare against."
+    assert verdict(analyse(session(FUSED))) == "Eager did not run, so there is nothing to compare against."
 
 
 def test_kernel_tables() -> None:
     two = run("eager", [k("a", 0, 10), k("b", 10, 30), k("a", 50, 20, iteration=1), k("b", 80, 30, iteration=1)])
-    stats = kernel_stats(two).set_index("name")
+    stats = as_frame(kernel_ranking(two), KernelStat).set_index("name")
     assert stats.loc["b", "total_us"] == 60 and stats.loc["a", "mean_us"] == 15
-    assert stats.loc["a", "per_iteration"] == 1 and stats.share_pct.sum() == pytest.approx(100)
+    assert stats.loc["a", "per_iteration"] == 1 and stats.pct_of_kernel_time.sum() == pytest.approx(100)
     classes = class_stats(two)
     assert classes["count"].sum() == 4 and classes.total_us.sum() == 90
     assert list(iteration_kernels(two, 1).start_us) == [50, 80]
@@ -164,22 +168,22 @@ def test_kernel_tables() -> None:
 def test_methodology_table_and_note() -> None:
     naive = NaiveResult(mode="default", calls=100, naive_eager_ms=1.0, naive_mode_ms=0.1, naive_speedup=10.0,
                         key_averages_rows_eager=9, key_averages_rows_mode=4)
-    table = methodology_table(naive, session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")}))
+    table = methodology_table(naive, analyse(session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")})))
     assert list(table.naive) == [10.0, 1.0, 0.1, 9, 4]
     assert list(table.one_process) == pytest.approx([2.0, 0.10, 0.05, 3, 2])  # the first process alone
     assert list(table.proper) == pytest.approx([2.0, 0.11, 0.055, 3, 2])
     assert list(table.high[1:3]) == pytest.approx([0.12, 0.06])
     assert "naive loop reports a 10.00× speedup. Measured properly in one process it is 2.00×" in methodology_note(
         table, 2)
-    assert methodology_table(naive, session(EAGER)).empty
+    assert methodology_table(naive, analyse(session(EAGER))).empty
 
 
 def test_sentences_and_report() -> None:
     s = session(EAGER, FUSED)
-    assert source_line(s).startswith("Recorded session: H200, torch 2.11.0")
-    assert collapse_title(EAGER, FUSED) == "default: 3 eager kernels collapse into 2 per iteration"
-    assert collapse_title(FUSED, EAGER).startswith("⚠ eager runs MORE kernels")
-    report = inspect_report(s, "x.json")
+    assert Source.of(s).line().startswith("Recorded session: H200, torch 2.11.0")
+    assert collapse_of(EAGER, FUSED).title == "default: 3 eager kernels collapse into 2 per iteration"
+    assert collapse_of(FUSED, EAGER).title.startswith("⚠ eager runs MORE kernels")
+    report = inspect_report(analyse(s), "x.json")
     assert [r["kernels_per_iteration"] for r in report["runs"]] == [3, 2]
     assert report["runs"][1]["kernels"][1] == {"name": "triton_poi_fused_add_relu_0", "class": "triton_pointwise",
                                                "duration_us": 5.0, "fused_ops": ["add", "relu"],
@@ -232,10 +236,10 @@ def test_grid_table_and_sentence() -> None:
     assert list(table.speedup[:2]) == pytest.approx([0.5, 2.0])
     # eager's 20 µs of kernels per iteration over its 0.1 ms and 0.2 ms medians
     assert list(table.eager_busy[:2]) == pytest.approx([0.2, 0.1])
-    assert crossover_sentence(s) == ("default is clearly faster than eager at 1 of 3 sizes (dim×batch): 4096×8; "
-                                     "clearly slower at 1 (256×8); no clear difference at 0; eager keeps the "
-                                     "device busy 10% of the time where default wins and 20% where it loses.")
+    assert analyse(s).grid.sentence == (
+        "default is clearly faster than eager at 1 of 3 sizes (dim×batch): 4096×8; clearly slower at 1 (256×8); no "
+        "clear difference at 0; eager keeps the device busy 10% of the time where default wins and 20% where it loses.")
     assert cell_session(s, 4096, 8).config.dim == 4096
-    fig = grid_figure(s)
+    fig = grid_figure(analyse(s))
     assert [round(v, 6) if v == v else None for v in fig.data[0].z[0]] == [-1.0, 1.0, None]
     assert list(fig.data[0].text[0]) == ["0.50×", "2.00×", "error"]

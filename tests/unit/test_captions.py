@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from fusionviz.analysis.captions import caption_values, source_stamp, speedup_words, untimed_verdict
-from fusionviz.analysis.summary import comparisons
+from fusionviz.analysis.captions import speedup_words, untimed_verdict
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.registry import CAPTION_FIELDS
 from fusionviz.charts.views import scene_caption, view_caption
 from fusionviz.errors import SessionFileError
@@ -24,45 +24,47 @@ UNCLEAR = {"eager": [[0.30, 0.30, 0.30, 0.30]], "default": [[0.25, 0.35, 0.28, 0
 
 
 def test_speedup_words_follow_the_verdict() -> None:
-    fast = comparisons(session(EAGER, FUSED, ms=FAST))["default"]
+    fast = analyse(session(EAGER, FUSED, ms=FAST)).comparisons["default"]
     assert fast.verdict == "faster"
     assert speedup_words(fast).startswith(f"{fast.speedup.median:.2g}x faster than eager (")
-    unclear = comparisons(session(EAGER, FUSED, ms=UNCLEAR))["default"]
+    unclear = analyse(session(EAGER, FUSED, ms=UNCLEAR)).comparisons["default"]
     assert unclear.verdict == "no clear difference"
     assert speedup_words(unclear).startswith("no clear difference from eager (")  # not "1.1x faster"
     assert speedup_words(None) == "not timed"
 
 
 def test_caption_values_fill_every_field_from_the_data() -> None:
-    values = caption_values(session(EAGER, FUSED, ms=FAST), "default")
+    values = analyse(session(EAGER, FUSED, ms=FAST)).caption_fields("default")
     assert set(values) == set(CAPTION_FIELDS)
     assert (values["eager_kernels"], values["kernels"], values["verdict"], values["compile_s"]) == (
         "3", "1", "faster", "2.0 s")
     # eager's kernels fill 30 µs of a 0.30 ms call
     assert values["busy"] == "10%" and values["break_even"].startswith("pays back after ")
-    text = scene_caption("{mode}: {eager_kernels} → {kernels}, {speedup}", "verdict",
-                         session(EAGER, FUSED, ms=UNCLEAR), "default")
+    text = scene_caption(analyse(session(EAGER, FUSED, ms=UNCLEAR)), "{mode}: {eager_kernels} → {kernels}, {speedup}",
+                         "verdict", "default")
     assert text.startswith("default: 3 → 1, no clear difference from eager")
 
 
 def test_view_captions_say_what_each_view_shows() -> None:
     s = session(EAGER, FUSED, ms=FAST)
-    assert view_caption("collapse", s) == "3 eager kernels become 1 under default"
-    assert view_caption("timeline", s).startswith("One steady iteration: 3 eager kernels become 1")
-    assert view_caption("verdict", s).startswith("default is ") and "3 → 1 kernels" in view_caption("verdict", s)
-    assert view_caption("latency", s).startswith("Fastest: default, ")
+    report = analyse(s)
+    assert view_caption(report, "collapse") == "3 eager kernels become 1 under default"
+    assert view_caption(report, "timeline").startswith("One steady iteration: 3 eager kernels become 1")
+    verdict = view_caption(report, "verdict")
+    assert verdict.startswith("default is ") and "3 → 1 kernels" in verdict
+    assert view_caption(report, "latency").startswith("Fastest: default, ")
     more = run("default", EAGER.kernels + FUSED.kernels, compile_s=1.0)
-    assert view_caption("collapse", session(EAGER, more)) == "default runs more kernels than eager: 3 → 4"
+    assert view_caption(analyse(session(EAGER, more)), "collapse") == "default runs more kernels than eager: 3 → 4"
 
 
 def test_the_source_stamp_says_where_and_when() -> None:
     s = session(EAGER, FUSED, ms=FAST)
     s.environment = Environment(device_name="NVIDIA H200", device_kind="cuda", torch_version="2.11.0+cu130",
                                 captured_at="2026-11-29T16:09:56+00:00")
-    assert source_stamp(s) == "NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-29"
+    assert analyse(s).source.stamp == "NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-29"
     live = dataclasses.replace(s, source="live", environment=Environment(
         device_name="CPU: Xeon (2 cores)", device_kind="cpu", torch_version="2.13.0", captured_at="2026-11-30T08:00"))
-    assert source_stamp(live) == "live CPU · torch 2.13.0 · 2026-11-30"
+    assert analyse(live).source.stamp == "live CPU · torch 2.13.0 · 2026-11-30"
 
 
 def traces(*runs_: object) -> list[Session]:
@@ -75,9 +77,10 @@ def test_a_pair_of_plain_traces_opens_as_eager_and_a_mode_without_timing() -> No
                              dataclasses.replace(FUSED, mode="mine_compiled.pt.trace"))
     pair = trace_pair(eager, compiled, "max-autotune")
     assert [r.mode for r in pair.runs] == ["eager", "max-autotune"] and pair.source == "trace"
-    assert caption_values(pair)["speedup"] == "not timed"
-    assert view_caption("verdict", pair).endswith("these traces carry no timing, so no speedup is claimed")
-    assert untimed_verdict(pair).startswith("3 eager kernels become 1 under max-autotune. Plain profiler traces")
-    assert source_stamp(pair) == "torch.profiler traces · cuda"
+    report = analyse(pair)
+    assert report.caption_fields()["speedup"] == "not timed"
+    assert view_caption(report, "verdict").endswith("these traces carry no timing, so no speedup is claimed")
+    assert untimed_verdict(report).startswith("3 eager kernels become 1 under max-autotune. Plain profiler traces")
+    assert report.source.stamp == "torch.profiler traces · cuda"
     with pytest.raises(SessionFileError, match=r"not a plain torch\.profiler trace"):
         trace_pair(session(EAGER, FUSED), compiled)

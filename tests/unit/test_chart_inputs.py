@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
 from fusionviz.charts.latency import NO_PAYBACK, latency_figure, latency_rows, metric_rows, metrics_figure
 from fusionviz.charts.style import CLASS_COLOURS
@@ -13,7 +14,7 @@ from fusionviz.charts.timeline import clicked_kernel, timeline_figure
 from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
 from fusionviz.records.session import GraphBreak
 from tests.clicks import clicked
-from tests.unit.factories import cpu, k, run, session
+from tests.unit.factories import collapse_of, cpu, k, run, session
 
 LN = ("native_layer_norm",)
 EAGER = run("eager", [k("gemm", 0, 10, ops=("addmm",), op_id=1), k("aten::layer_norm", 12, 5, ops=LN, op_id=2),
@@ -70,7 +71,7 @@ def test_timeline_figure_colours_by_class_and_clicks_map_back() -> None:
 
 
 def test_collapse_layout_roles_and_positions() -> None:
-    nodes, links = collapse_layout(EAGER, COMPILED)
+    nodes, links = collapse_layout(collapse_of(EAGER, COMPILED))
     eager, compiled = nodes[nodes.side == "eager"], nodes[nodes.side == "compiled"]
     assert list(eager.role) == ["kept", "fused", "fused"]
     assert list(compiled.role) == ["kept", "fusion", "new"]
@@ -78,7 +79,7 @@ def test_collapse_layout_roles_and_positions() -> None:
     assert list(compiled.x) == [0.0, 1.5, 2.5]
     assert list(compiled.label) == ["mm", "gelu+native_layer_norm", "sin"]
     assert len(links) == 3
-    fig = collapse_figure(EAGER, COMPILED)
+    fig = collapse_figure(collapse_of(EAGER, COMPILED))
     boxes = next(t for t in fig.data if t.name == "default")
     assert list(boxes.marker.line.width) == [1, 3, 2]  # a fusion stands out, a new kernel is outlined in red
 
@@ -86,25 +87,29 @@ def test_collapse_layout_roles_and_positions() -> None:
 MS = {"eager": [[0.09, 0.10, 0.11]], "default": [[0.18, 0.20, 0.22]]}
 
 
+def timed(ms: dict[str, list[list[float]]]) -> Report:
+    return analyse(session(EAGER, COMPILED, ms=ms))
+
+
 def test_latency_rows_and_metrics() -> None:
-    rows = latency_rows(session(EAGER, COMPILED, ms=MS))
+    rows = latency_rows(timed(MS))
     # p10 and p90 of three rounds, interpolated: 0.092 and 0.108 for eager
     assert list(rows.err_plus) == pytest.approx([0.008, 0.016])
     assert list(rows.err_minus) == pytest.approx([0.008, 0.016])
     assert list(rows.label) == ["baseline", "0.50× (0.50–0.50×) vs eager"]
-    noisy = latency_rows(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]}))
+    noisy = latency_rows(timed({"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]}))
     # paired ratios 0.09/0.05, 0.10/0.10, 0.11/0.20 = 1.8, 1.0, 0.55: p10 = 0.55 + 0.2·0.45, p90 = 1.0 + 0.8·0.8
     assert noisy.label[1] == "no clear difference (0.64–1.64×)"
-    metrics = metric_rows(session(EAGER, COMPILED, ms=MS)).set_index(["mode", "metric"])
+    metrics = metric_rows(timed(MS)).set_index(["mode", "metric"])
     assert ("default", "break_even_calls") not in metrics.index  # slower: nothing to pay back, no empty bar
     assert metrics.loc[("default", "kernels_per_iteration"), "value"] == 3
     assert metrics.loc[("eager", "busy_pct"), "text"].endswith("%")
     assert ("eager", "compile_s") not in metrics.index
-    panel = metrics_figure(session(EAGER, COMPILED, ms=MS))
+    panel = metrics_figure(timed(MS))
     assert [a.text for a in panel.layout.annotations][-1] == NO_PAYBACK  # a sentence where the bars would be
-    faster = metric_rows(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]}))
+    faster = metric_rows(timed({"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]}))
     assert faster[faster.metric == "break_even_calls"]["mode"].tolist() == ["default"]
-    fig = latency_figure(session(EAGER, COMPILED, ms=MS))
+    fig = latency_figure(timed(MS))
     assert list(fig.data[0].marker.color) == ["#7F7F7F", "#E45756"]  # slower than eager: red
-    assert list(latency_figure(session(EAGER, COMPILED, ms={"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]})
-                                ).data[0].marker.color) == ["#7F7F7F", "#A8B3BF"]  # no clear difference: grey
+    assert list(latency_figure(timed({"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]})
+                               ).data[0].marker.color) == ["#7F7F7F", "#A8B3BF"]  # no clear difference: grey

@@ -114,11 +114,12 @@ def test_long_inductor_names_split_in_linear_time() -> None:
 
 @pytest.mark.timeout(120)  # the steps cap read, summarised and laid out (16,000 steps took 72 s in the app before)
 def test_ten_thousand_steps_read_and_summarise() -> None:
-    from fusionviz.analysis.report import inspect_report
+    from fusionviz.analysis.inspection import inspect_report
+    from fusionviz.analysis.report import analyse
     from fusionviz.charts.timeline_layout import timeline_bars
 
     session = open_file(encoded(gpu_trace(10_000, 1)), "steps.json.gz")
-    report = inspect_report(session, "steps", top=5)
+    report = inspect_report(analyse(session), "steps", top=5)
     assert report["runs"][0]["steps"] == [1] * 10_000 and len(report["runs"][0]["idle"]) == 10_000
     assert len(timeline_bars(session, all_iterations=True)) >= 20_000
     json.dumps(report, allow_nan=False)

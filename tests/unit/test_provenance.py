@@ -8,17 +8,18 @@ from pathlib import Path
 
 import msgspec
 
+from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import compiled_graphs, iteration_provenance, iteration_sources, kernel_provenance
-from fusionviz.analysis.report import inspect_report
+from fusionviz.analysis.report import analyse
 from fusionviz.analysis.separations import separations
 from fusionviz.analysis.source_view import source_view
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
 from fusionviz.charts.views import view_caption, view_figure, view_problem
 from fusionviz.records.kernels import KernelClass, KernelRow
 from fusionviz.records.session import GraphBreak, GraphNode, GraphProvenance, OpSource, Session
-from tests.unit.factories import k, run, session
+from tests.unit.factories import collapse_of, k, run, session
 
 ZOO = "/src/zoo.py"
 MLP_HANDLES = ["extern_kernels.addmm:1", "cpp_fused_relu_0:2", "extern_kernels.addmm:3", "cpp_fused_relu_0:4",
@@ -298,13 +299,13 @@ def _with(handles: list[str], post: dict[str, list[str]], pre: dict[str, list[st
 
 def test_the_collapse_and_the_report_say_where_their_links_come_from() -> None:
     eager, compiled = graph_break_runs()
-    assert "links from Inductor's records" in collapse_figure(eager, compiled).layout.title.text
-    origins = collapse_layout(eager, compiled)[0].origin
+    assert "links from Inductor's records" in collapse_figure(collapse_of(eager, compiled)).layout.title.text
+    origins = collapse_layout(collapse_of(eager, compiled))[0].origin
     assert origins.iloc[0] == "first · zoo.py:141"
     assert origins.iloc[len(eager.kernels) + 1] == "h, mean · zoo.py:141, zoo.py:142"
     eager.op_sources = []
-    assert "links matched by kernel names" in collapse_figure(eager, compiled).layout.title.text
-    report = inspect_report(session(*graph_break_runs(), device_kind="cpu"), "s")
+    assert "links matched by kernel names" in collapse_figure(collapse_of(eager, compiled)).layout.title.text
+    report = inspect_report(analyse(session(*graph_break_runs(), device_kind="cpu")), "s")
     assert [r["links"] for r in report["runs"]] == ["provenance", "provenance"]
     eager_kernels, compiled_kernels = (r["kernels"] for r in report["runs"])
     assert {k["provenance"] for k in eager_kernels} == {None}
@@ -314,12 +315,12 @@ def test_the_collapse_and_the_report_say_where_their_links_come_from() -> None:
 
 def test_the_source_view_is_drawn_and_refused_for_sessions_without_lines() -> None:
     recorded = session(*graph_break_runs(), device_kind="cpu")
-    fig = view_figure(recorded, "source")
+    fig = view_figure(analyse(recorded), "source")
     markers = [t for t in fig.data if getattr(t, "mode", None) == "markers"]
     assert [list(c[:2]) for c in markers[0].customdata][:3] == [[0, "aten::addmm"], [1, "cpp_fused_gelu_mean_0"],
                                                                  [1, "cpp_fused_gelu_mean_0"]]
     assert any("graph break" in a.text for a in fig.layout.annotations)
-    assert "graph break (1)" in view_caption("source", recorded)
+    assert "graph break (1)" in view_caption(analyse(recorded), "source")
     eager, compiled = graph_break_runs()
     eager.op_sources, compiled.provenance = [], []
-    assert "recorded before" in view_problem(session(eager, compiled, device_kind="cpu"), "source")
+    assert "recorded before" in view_problem(analyse(session(eager, compiled, device_kind="cpu")), "source")

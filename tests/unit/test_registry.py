@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.views import scene_caption, view_problem
 from fusionviz.cli import main
@@ -60,6 +61,7 @@ def everything() -> Session:
 
 
 SESSION = everything()
+REPORT = analyse(SESSION)
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +75,15 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_view_is_reachable_from_presentation_the_story_export_and_the_cli(name: str, saved: Path,
                                                                                tmp_path: Path) -> None:
     view = VIEWS[name]
-    offered = [name in lab.presented(SESSION, grid=SESSION), name in sweep_view.PRESENTED]
+    offered = [name in lab.presented(REPORT, grid=REPORT), name in sweep_view.PRESENTED]
     assert offered.count(True) == 1, "presented by the lab or by the Dynamic shapes page, not both"
     lines = [f'session = "{saved.name}"', f'view = "{name}"']
     lines += ['mode = "default"'] if view.takes_mode else []
     lines += ["zoom = [0, 50]"] if view.zooms else []
     lines += ['caption = "{model} on {device}"'] if "model" in view.caption_fields else []
     (scene,) = parse_talk('title = "T"\n\n[[scene]]\n' + "\n".join(lines) + "\n", "t.toml", views=VIEWS).scenes
-    assert view_problem(SESSION, name, scene.mode) is None  # the Story page shows it
-    assert scene_caption(None, name, SESSION, scene.mode)
+    assert view_problem(REPORT, name, scene.mode) is None  # the Story page shows it
+    assert scene_caption(REPORT, None, name, scene.mode)
     out = tmp_path / f"{name}.html"
     mode = ["--mode", "default"] if view.takes_mode else []
     assert main(["export", str(saved), "--view", name, "--out", str(out), *mode]) == 0

@@ -7,15 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.kernel_tables import iteration_kernels, kernel_table
-from fusionviz.analysis.report import inspect_report, per_iteration, trace_notes
+from fusionviz.analysis.report import analyse
+from fusionviz.analysis.sentences import per_iteration, trace_notes
 from fusionviz.cli import main
 from fusionviz.records.files import session_from_trace
 from tests.unit.test_trace import calls_trace, memory_trace, replay_trace
 
 
 def test_json_lists_memory_operations_apart_from_kernels() -> None:
-    (run,) = inspect_report(session_from_trace(memory_trace(), "mem"), "mem.json")["runs"]
+    (run,) = inspect_report(analyse(session_from_trace(memory_trace(), "mem")), "mem.json")["runs"]
     assert (run["kernels_per_iteration"], run["memory_ops_per_iteration"], run["steps"]) == (1.0, 2.0, [1])
     assert [k["class"] for k in run["kernels"]] == ["gemm"]
     assert run["memory_ops"] == [
@@ -26,7 +28,7 @@ def test_json_lists_memory_operations_apart_from_kernels() -> None:
 
 def test_json_counts_kernels_per_step_and_those_left_out() -> None:
     session = session_from_trace(replay_trace(), "replay")
-    (run,) = inspect_report(session, "replay.json")["runs"]
+    (run,) = inspect_report(analyse(session), "replay.json")["runs"]
     assert (run["steps"], run["excluded_kernels"], run["kernels_per_iteration"]) == ([3, 3, 3], 2 + 1, 3.0)
     assert run["notes"] == ["3 kernels launched outside the profiled steps are left out of every per-iteration "
                             "figure."]

@@ -8,20 +8,21 @@ import dataclasses
 import pandas as pd
 import pytest
 
+from fusionviz.analysis.report import analyse
 from fusionviz.charts.collapse import STAGES, collapse_animation
 from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, camera_options, gif_bytes, html_bytes, slide, stamped
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.errors import ConfigError, ExportError
-from tests.unit.factories import k, run, session
+from tests.unit.factories import collapse_of, k, run, session
 from ui.tables import html_table, number_formats
 
 EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
 FUSED = run("default", [k("triton_poi_fused_add_mul_0", 0, 10, ops=("add", "mul"))], compile_s=2.0)
 SLOW = run("max-autotune-no-cudagraphs", FUSED.kernels, compile_s=9.0)
 MS = {"eager": [[0.30, 0.31, 0.29]], "default": [[0.10, 0.10, 0.11]], "max-autotune-no-cudagraphs": [[0.4] * 3]}
-TIMED = session(EAGER, FUSED, SLOW, ms=MS)
+TIMED = analyse(session(EAGER, FUSED, SLOW, ms=MS))
 
 
 def test_a_session_shows_the_views_it_holds_the_data_for() -> None:
@@ -30,7 +31,7 @@ def test_a_session_shows_the_views_it_holds_the_data_for() -> None:
     assert "crossover-grid" in (view_problem(TIMED, "grid") or "")
     assert "naive" in (view_problem(TIMED, "methodology") or "")
     assert view_problem(TIMED, "collapse", "reduce-overhead") == "reduce-overhead did not run in this session"
-    assert "no timing" in (view_problem(session(EAGER, FUSED), "latency") or "")
+    assert "no timing" in (view_problem(analyse(session(EAGER, FUSED)), "latency") or "")
     with pytest.raises(ConfigError, match="did not run"):
         view_figure(TIMED, "animation", mode="max-autotune")
     assert set(VIEWS) >= {"verdict", "timeline", "collapse", "animation", "latency"}
@@ -48,7 +49,7 @@ def test_view_figures_follow_the_scene() -> None:
 
 
 def test_the_animation_moves_eager_boxes_onto_the_fused_kernel_and_merges_them() -> None:
-    fig = collapse_animation(EAGER, FUSED, steps=10)
+    fig = collapse_animation(collapse_of(EAGER, FUSED), steps=10)
     first, last = fig.frames[0].data, fig.frames[-1].data
     assert list(first[0].x) == [0.0, 1.0] and list(first[0].y) == [1.0, 1.0]
     assert list(last[0].x) == [0.5, 0.5] and list(last[0].y) == [0.0, 0.0]  # both on the one fused kernel

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from fusionviz.analysis.report import trace_notes
+from fusionviz.analysis.sentences import trace_notes
 from fusionviz.analysis.trace_stats import BusyTime, busy_time
 from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records.session import ModeRun

@@ -1,0 +1,151 @@
+"""`inspect`'s account of a session or trace, as plain JSON-ready values (the CLI's `--json` contract), read
+off the session's Report.
+
+Plain Python over the run's kernel records: `inspect` of a plain trace imports no pandas."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
+from fusionviz.analysis.provenance import kernel_provenance, link_kind
+from fusionviz.analysis.trace_stats import as_records
+from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
+from fusionviz.records.session import ModeRun, Session
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report, RunReport
+    from fusionviz.analysis.timing import Estimate
+
+TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
+
+
+def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> dict[str, Any]:
+    """`{"source", "runs": [{"label", "device", "iterations", "iterations_from", "kernels_per_iteration",
+    "memory_ops_per_iteration", "steps", "excluded_kernels", "gpu_busy_fraction", "notes",
+    "kernels": [{"name", "class", "duration_us", "fused_ops"}], "memory_ops": [same shape],
+    "top_kernels": [{"name", "kernel_class", "count", "per_iteration", "total_us", "pct_of_kernel_time", "mean_us",
+    "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
+    "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
+    "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`.
+
+    `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
+    Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
+    kernels launched outside every iteration; `iterations_from` is "steps", "trace" (no steps: the whole
+    trace is one window) or "calls"; `notes` says how the trace was read (`trace_notes`); `top_kernels` the
+    `top` kernel names by total time over all iterations (all of them when `top` is None) out of
+    `distinct_kernels`; `idle` where each iteration's GPU time went (`trace_stats.StepIdle`).
+
+    The accounting (`kernel_costs`, `ladder`): each kernel's `bytes` ({"read", "written", "total", "source"};
+    read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
+    "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration`, the share of kernel time whose
+    bytes are known (`bytes_known_pct`) and `gpu_time_us`; per session `ceilings` ({"copy_gbps",
+    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`).
+
+    Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
+    "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
+    "provenance" where the links to eager come from those records and eager's op lines, else "names"."""
+    session = report.session
+    env = session.environment
+    if session.source == "trace":
+        source, device = f"torch.profiler trace {name}", env.device_kind
+    else:
+        c = session.config
+        source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
+                  f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
+        device = env.device_name or c.device
+    timed = _timing_report(report)
+    costs = session_costs(session, session.ceilings)
+    return {"source": source,
+            "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
+                     | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r)}
+                     for r in session.runs],
+            "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
+                                                               "matmul_tflops": dict(session.ceilings.matmul_tflops)},
+            "ladder": _ladder_report(session)}
+
+
+def _ladder_report(session: Session) -> list[dict[str, Any]]:
+    """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
+    if session.timing is None:
+        return []
+    from fusionviz.analysis.ladder import ladder, ladder_fields
+
+    return ladder_fields(ladder(session))
+
+
+NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}
+
+
+def _timing_report(report: Report) -> dict[str, dict[str, Any]]:
+    """Per mode: `latency_ms` and `speedup` (vs eager; None for eager) as {"median", "low", "high"} (p10–p90),
+    the `verdict` ("faster", "slower", "no clear difference"; None for eager), and on a GPU the busy fraction
+    over the timed latency. A plain trace has no timing, and is answered without importing pandas."""
+    def interval(e: Estimate) -> dict[str, float]:
+        return {"median": e.median, "low": e.low, "high": e.high}
+
+    timed: dict[str, dict[str, Any]] = {}
+    for mode, c in report.comparisons.items():
+        timed[mode] = {"latency_ms": interval(c.latency), "speedup": None if mode == "eager" else interval(c.speedup),
+                       "verdict": None if mode == "eager" else c.verdict}
+        if report.session.run(mode) is not None and report.session.environment.device_kind == "cuda":
+            # kernel time over the unprofiled latency, as the app shows it (the profiled span overstates idling)
+            timed[mode]["gpu_busy_fraction"] = report.busy[mode]
+    return timed
+
+
+def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None,
+                costs: RunCosts | None) -> dict[str, Any]:
+    run, summary = shown.run, shown.run.summary
+    if summary is None or costs is None:
+        return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
+                "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
+                "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
+                "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "bytes_known_pct": 0.0,
+                "gpu_time_us": 0.0}
+    rows = _iteration_rows(run, summary.representative_iteration)
+    index = {id(r): i for i, r in enumerate(run.kernels)}
+    provenance = kernel_provenance(run)
+
+    def kernel(r: KernelRow) -> dict[str, Any]:
+        i = index[id(r)]
+        found = provenance[i]
+        return _row(r) | cost_fields(costs.costs[i], costs.achieved[i]) | {
+            "provenance": None if found is None else found.as_json()}
+    ranking = shown.ranking
+    return {
+        "label": run.mode, "device": device, "iterations": summary.iterations,
+        "iterations_from": summary.iterations_from,
+        "kernels_per_iteration": float(summary.kernels_per_iteration),
+        "memory_ops_per_iteration": float(summary.memory_ops_per_iteration),
+        "steps": kernels_per_step(run), "excluded_kernels": summary.excluded_kernels,
+        "gpu_busy_fraction": shown.busy_time.busy_fraction if device_kind == "cuda" else None,
+        "notes": shown.notes,
+        "kernels": [kernel(r) for r in rows if r.kernel_class != MEMORY_CLASS],
+        "memory_ops": [_row(r) for r in rows if r.kernel_class == MEMORY_CLASS],
+        "top_kernels": as_records(ranking if top is None else ranking[:top]),
+        "distinct_kernels": len(ranking),
+        "idle": as_records(shown.idle),
+        "bytes_per_iteration": costs.bytes_per_iteration, "bytes_known_pct": costs.bytes_known_pct,
+        "gpu_time_us": costs.gpu_time_us,
+    }
+
+
+def _iteration_rows(run: ModeRun, iteration: int) -> list[KernelRow]:
+    """The kernel records of one iteration in launch order (a stable sort on start, as the kernel table's)."""
+    return sorted((r for r in run.kernels if r.iteration == iteration), key=lambda r: r.start_us)
+
+
+def _row(r: KernelRow) -> dict[str, Any]:
+    return {"name": r.name, "class": r.kernel_class, "duration_us": float(r.dur_us), "fused_ops": list(r.fused_ops)}
+
+
+def kernels_per_step(run: ModeRun) -> list[int]:
+    """Kernels of each profiled iteration, in order (memory operations are not kernels)."""
+    if run.summary is None:
+        return []
+    counts = [0] * run.summary.iterations
+    for r in run.kernels:
+        if r.kernel_class != MEMORY_CLASS and 0 <= r.iteration < len(counts):
+            counts[r.iteration] += 1
+    return counts
