@@ -209,3 +209,19 @@ def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:
         "achieved": None if got is None else {"gbps": got.gbps, "tflops": got.tflops,
                                               "pct_of_ceiling": got.pct_of_ceiling},
     }
+
+
+def roofline_caption(session: Session, mode: str | None = None) -> str:
+    """The kernel closest to its ceiling, and the ceilings measured."""
+    if session.ceilings is None:
+        return "This session carries no measured ceilings: the dots show achieved rates without a roof."
+    best: tuple[float, str, str] | None = None
+    for run_mode, figures in session_costs(session, session.ceilings).items():
+        run = session.run(run_mode)
+        for row, got in zip(run.kernels if run else [], figures.achieved, strict=False):
+            if got is not None and got.pct_of_ceiling is not None and (best is None or got.pct_of_ceiling > best[0]):
+                best = (got.pct_of_ceiling, row.short_name or row.name, run_mode)
+    c = session.ceilings
+    roof = f"measured ceilings {c.copy_gbps:.0f} GB/s copy, " + ", ".join(
+        f"{d} {t:.1f} TFLOP/s" for d, t in c.matmul_tflops.items())
+    return roof + (f"; closest to its ceiling: {best[1]} ({best[2]}) at {best[0]:.0f}%" if best else "")

@@ -179,3 +179,24 @@ def why_words(session: Session, mode: str) -> str | None:
     if GRAPHED_EAGER in speedups and mode != GRAPHED_EAGER:
         text += f", and a CUDA graph of eager alone is {speedups[GRAPHED_EAGER].median:.2f}x"
     return text + "."
+
+
+def waterfall_caption(session: Session, mode: str | None = None) -> str:
+    """The step that changed the call most, and what dominated it."""
+    steps = [s for s in ladder(session) if s.delta_us is not None]
+    if not steps:
+        return "No step of the ladder was timed."
+    biggest = max(steps, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)
+    return f"The biggest step, {biggest.step}: {biggest.mechanism}."
+
+
+def bound_caption(session: Session, mode: str | None = None) -> str:
+    """Which modes are host-bound."""
+    found = bounds(session)
+    host = [m for m, b in found.items() if b.host_bound]
+    if session.environment.device_kind != "cuda":
+        return "On the CPU the host runs the kernels itself: no mode waits for a device."
+    if not host:
+        return "Every mode is device-bound: the host launches faster than the GPU computes."
+    return (f"Host-bound: {', '.join(host)} (the host's work per call takes as long as the GPU's or longer, so the "
+            "GPU idles between kernels and the host's speed decides the latency).")

@@ -1,0 +1,105 @@
+"""The roofline: each kernel of one profiled iteration as a dot, log-log, against the device's measured
+ceilings. Left, kernels whose FLOPs are counted (GEMMs, convolutions, attention) at their arithmetic intensity
+(FLOP per byte) and achieved TFLOP/s, under the roof min(matmul rate, intensity × copy bandwidth) with its ridge
+point; right, the kernels bounded by memory alone (elementwise, reductions, norms, copies) at their bytes and
+achieved GB/s, under the copy bandwidth. Dots are sized by their share of the iteration's kernel time; eager and
+the compiled mode in two colours."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from fusionviz.analysis.captions import focus_run
+from fusionviz.analysis.kernel_costs import session_costs
+from fusionviz.charts.registry import Asked
+from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, style
+from fusionviz.records.session import Session
+
+COMPILED_COLOUR = "#F58518"
+
+
+@dataclass(frozen=True)
+class Dot:
+    mode: str
+    name: str
+    dur_us: float
+    share: float  # of its run's kernel time in the iteration
+    bytes: int
+    gbps: float
+    tflops: float | None  # None: FLOPs not counted
+    pct_of_ceiling: float | None
+
+
+def roofline_dots(session: Session, mode: str | None) -> list[Dot]:
+    """The representative iteration's kernels with known bytes, of eager and of `mode` (default: the first
+    compiled mode that ran)."""
+    focus = focus_run(session, mode)
+    costs = session_costs(session, session.ceilings)
+    dots = []
+    for run in (session.run("eager"), focus):
+        if run is None or run.summary is None or run.mode not in costs:
+            continue
+        figures, iteration = costs[run.mode], run.summary.representative_iteration
+        rows = [(r, c, a) for r, c, a in zip(run.kernels, figures.costs, figures.achieved, strict=True)
+                if r.iteration == iteration and c is not None and a is not None]
+        total = sum(float(r.dur_us) for r, _, _ in rows) or 1.0
+        dots += [Dot(run.mode, r.short_name or r.name, float(r.dur_us), float(r.dur_us) / total, c.total, a.gbps,
+                     a.tflops, a.pct_of_ceiling) for r, c, a in rows]
+    return dots
+
+
+def roofline_figure(session: Session, mode: str | None = None, settings: ChartSettings = DEFAULT_SETTINGS
+                    ) -> go.Figure:
+    dots = roofline_dots(session, mode)
+    ceilings, dtype = session.ceilings, session.config.dtype
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("kernels with FLOPs: TFLOP/s against FLOP per byte",
+                                                        "kernels bounded by memory: GB/s against bytes moved"))
+    modes = list(dict.fromkeys(d.mode for d in dots))
+    shown: set[str] = set()
+    for run_mode in modes:
+        colour = EAGER_COLOUR if run_mode == "eager" else COMPILED_COLOUR
+        for col, mine in ((1, [d for d in dots if d.mode == run_mode and d.tflops]),
+                          (2, [d for d in dots if d.mode == run_mode and not d.tflops])):
+            if not mine:
+                continue
+            x = [d.tflops * 1e12 / (d.gbps * 1e9) for d in mine if d.tflops] if col == 1 else [d.bytes for d in mine]
+            y = [d.tflops for d in mine] if col == 1 else [d.gbps for d in mine]
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="markers", name=run_mode, legendgroup=run_mode, showlegend=run_mode not in shown,
+                marker={"color": colour, "size": [8 + 40 * math.sqrt(d.share) for d in mine], "opacity": 0.75,
+                        "line": {"width": 1, "color": "#333333"}},
+                hovertext=[_hover(d) for d in mine], hovertemplate="%{hovertext}<extra></extra>"), row=1, col=col)
+            shown.add(run_mode)
+    if ceilings is not None:
+        peak = ceilings.matmul_tflops.get(dtype)
+        bandwidth = ceilings.copy_gbps
+        if peak:
+            ridge = peak * 1e12 / (bandwidth * 1e9)
+            xs = [ridge / 1000, ridge, ridge * 1000]
+            fig.add_trace(go.Scatter(x=xs, y=[min(peak, x * bandwidth / 1e3) for x in xs], mode="lines",
+                                     line={"color": "#333333", "dash": "dash"}, name="measured roof",
+                                     hovertemplate=f"roof: {bandwidth:.0f} GB/s, {peak:.1f} TFLOP/s {dtype}; ridge "
+                                                   f"{ridge:.0f} FLOP/byte<extra></extra>"), row=1, col=1)
+        fig.add_hline(y=bandwidth, line_dash="dash", line_color="#333333", row=1, col=2,
+                      annotation_text=f"copy {bandwidth:.0f} GB/s (measured)")
+    fig.update_xaxes(type="log", row=1, col=1, title_text="FLOP per byte")
+    fig.update_yaxes(type="log", row=1, col=1, title_text="TFLOP/s")
+    fig.update_xaxes(type="log", row=1, col=2, title_text="bytes read + written")
+    fig.update_yaxes(type="log", row=1, col=2, title_text="GB/s")
+    where = "" if ceilings else " (no measured ceilings in this session)"
+    return style(fig, settings, f"Each kernel against the device's ceilings{where}", settings.chart_px + 80)
+
+
+def _hover(d: Dot) -> str:
+    rate = f"{d.tflops:.2f} TFLOP/s, " if d.tflops else ""
+    pct = f"; {d.pct_of_ceiling:.0f}% of its ceiling" if d.pct_of_ceiling is not None else ""
+    return (f"{d.mode}: {d.name}<br>{d.dur_us:.1f} µs ({d.share:.0%} of the iteration's kernel time)<br>"
+            f"{d.bytes:,} bytes, {rate}{d.gbps:.0f} GB/s{pct}")
+
+
+def draw_roofline(session: Session, asked: Asked) -> go.Figure:
+    return roofline_figure(session, asked.mode, asked.settings)
