@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from fusionviz.analysis.captions import focus_run
 from fusionviz.analysis.kernel_costs import session_costs
 from fusionviz.charts.registry import Asked
-from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, style
+from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, style
 from fusionviz.records.session import Session
 
 COMPILED_COLOUR = "#F58518"
@@ -91,7 +91,8 @@ def roofline_figure(session: Session, mode: str | None = None, settings: ChartSe
     fig.update_xaxes(type="log", row=1, col=2, title_text="bytes read + written")
     fig.update_yaxes(type="log", row=1, col=2, title_text="GB/s")
     where = "" if ceilings else " (no measured ceilings in this session)"
-    return style(fig, settings, f"Each kernel against the device's ceilings{where}", settings.chart_px + 80)
+    return legend_below(style(fig, settings, f"Each kernel against the device's ceilings{where}",
+                              settings.chart_px + 120))
 
 
 def _hover(d: Dot) -> str:
