@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fusionviz.analysis.kernel_costs import run_costs
 from fusionviz.analysis.op_costs import Cost, op_kind
 from fusionviz.analysis.timing import latency_estimates
+from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import KernelRow
 from fusionviz.records.session import ModeRun, Session
@@ -96,8 +97,9 @@ def what_if(session: Session) -> WhatIf | None:
         return None
     chains = fusable_chains(eager)
     latencies = latency_estimates(session)
-    kernel_time, saving = eager.summary.kernel_time_us, sum(c.saved_us for c in chains)
-    eager_us = latencies["eager"].median * 1e3 if "eager" in latencies else eager.summary.span_us
+    busy = busy_time(eager)
+    kernel_time, saving = busy.kernel_time_us, sum(c.saved_us for c in chains)
+    eager_us = latencies["eager"].median * 1e3 if "eager" in latencies else busy.span_us
     idle = max(eager_us - kernel_time, 0.0)
     estimates = {GRAPHED_EAGER: kernel_time, "default": max(eager_us - saving, 0.0),
                  "reduce-overhead": max(kernel_time - saving, 0.0)}
