@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS, MEMORY_CLASS
 from fusionviz.records.session import ModeRun
@@ -31,10 +32,12 @@ def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFram
 
 def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     """The kernel table of one iteration (or all), memory operations included (class "memory"), as shown and
-    downloaded: fused ops as text."""
-    frame = run.kernel_frame() if all_iterations else iteration_rows(run)
+    downloaded: fused ops as text, and `origin`: where each kernel came from (`provenance.kernel_origins`)."""
+    frame = run.kernel_frame().assign(origin=kernel_origins(run))
+    if not all_iterations:
+        frame = one_iteration(frame, run.summary.representative_iteration if run.summary else 0)
     shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
-    return shown[[c for c in KERNEL_COLUMNS if c != "short_name"]]
+    return shown[[c for c in KERNEL_COLUMNS if c != "short_name"] + ["origin"]]
 
 
 def _per_name(run: ModeRun) -> pd.DataFrame:

@@ -11,10 +11,11 @@ from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.provenance import (
     KernelProvenance,
     LinkKind,
-    iteration_lines,
     iteration_provenance,
     iteration_sources,
+    kernel_origins,
     link_kind,
+    of_iteration,
 )
 from fusionviz.analysis.sentences import collapse_title
 from fusionviz.records.kernels import op_family
@@ -51,28 +52,6 @@ def run_links(eager: ModeRun, compiled: ModeRun, ek: pd.DataFrame | None = None,
         return Links("provenance", provenance_links(ek, iteration_sources(eager), iteration_provenance(compiled),
                                                     compiled.graph_nodes))
     return Links("names", fusion_links(ek, ck))
-
-
-def kernel_origins(run: ModeRun) -> list[str]:
-    """For each kernel of the run's representative iteration, where it came from, in a few words: an eager
-    kernel's module and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm,
-    gelu · zoo.py:54"); "" where the session does not say."""
-    words = []
-    for prov, lines, source in zip(iteration_provenance(run), iteration_lines(run), iteration_sources(run),
-                                   strict=True):
-        if prov is not None:
-            ops = ", ".join(prov.pre_grad) or ("backward" if prov.backward else prov.handle)
-            words.append(f"{ops} · {', '.join(short_source(s) for s in lines)}")
-        elif source is not None and source.source:
-            words.append(f"{source.module or 'the model'} · {short_source(source.source)}")
-        else:
-            words.append("")
-    return words
-
-
-def short_source(source: str) -> str:
-    """A "file:line" source with the file's folders left out ("/path/to/zoo.py:44" → "zoo.py:44")."""
-    return source.rsplit("/", 1)[-1]
 
 
 def provenance_links(eager: pd.DataFrame, sources: list[OpSource | None], provenance: list[KernelProvenance | None],
@@ -130,8 +109,9 @@ class Collapse:
 def collapse(eager: ModeRun, compiled: ModeRun, ek: pd.DataFrame, ck: pd.DataFrame) -> Collapse:
     """The links between one iteration's kernels of eager (`ek`) and of the compiled run (`ck`), where each
     came from, and their title."""
-    return Collapse(compiled.mode, ek, ck, run_links(eager, compiled, ek, ck), kernel_origins(eager),
-                    kernel_origins(compiled), collapse_title(compiled.mode, len(ek), len(ck)))
+    return Collapse(compiled.mode, ek, ck, run_links(eager, compiled, ek, ck),
+                    of_iteration(eager, kernel_origins(eager)), of_iteration(compiled, kernel_origins(compiled)),
+                    collapse_title(compiled.mode, len(ek), len(ck)))
 
 
 def fusion_links(eager: pd.DataFrame, compiled: pd.DataFrame) -> pd.DataFrame:

@@ -214,22 +214,27 @@ def link_kind(eager: ModeRun | None, run: ModeRun) -> LinkKind:
 
 def iteration_provenance(run: ModeRun, iteration: int | None = None) -> list[KernelProvenance | None]:
     """`kernel_provenance` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
-    return _of_iteration(run, kernel_provenance(run), iteration)
+    return of_iteration(run, kernel_provenance(run), iteration)
 
 
-def iteration_lines(run: ModeRun, iteration: int | None = None) -> list[list[str]]:
-    """For each kernel of one iteration (`kernel_tables.iteration_kernels`' order), the user's lines it came
-    from ("file:line"): those of the pre-grad nodes it computes, else the lines Inductor lists for it (a
-    backward kernel's); [] for a kernel without provenance."""
+def kernel_lines(run: ModeRun) -> list[list[str]]:
+    """For each kernel record (in stored order), the user's lines it came from ("file:line"): those of the
+    pre-grad nodes it computes, else the lines Inductor lists for it (a backward kernel's); [] for a kernel
+    without provenance."""
     nodes: dict[tuple[int | None, str], str] = {(n.graph, n.name): n.source for n in run.graph_nodes if n.source}
     found: list[list[str]] = []
-    for prov in iteration_provenance(run, iteration):
+    for prov in kernel_provenance(run):
         if prov is None:
             found.append([])
             continue
         lines = [nodes[(prov.dynamo_graph, name)] for name in prov.computes if (prov.dynamo_graph, name) in nodes]
         found.append(list(dict.fromkeys(lines or prov.source)))
     return found
+
+
+def iteration_lines(run: ModeRun, iteration: int | None = None) -> list[list[str]]:
+    """`kernel_lines` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
+    return of_iteration(run, kernel_lines(run), iteration)
 
 
 def op_sources(run: ModeRun) -> list[OpSource | None]:
@@ -253,10 +258,10 @@ def op_sources(run: ModeRun) -> list[OpSource | None]:
 
 def iteration_sources(run: ModeRun, iteration: int | None = None) -> list[OpSource | None]:
     """`op_sources` for one iteration's kernels, in the order `kernel_tables.iteration_kernels` gives."""
-    return _of_iteration(run, op_sources(run), iteration)
+    return of_iteration(run, op_sources(run), iteration)
 
 
-def _of_iteration(run: ModeRun, values: list[Any], iteration: int | None) -> list[Any]:
+def of_iteration(run: ModeRun, values: list[Any], iteration: int | None = None) -> list[Any]:
     """The values of one iteration's kernel records, in launch order (records are stored in iteration and start
     order, as `kernel_tables.one_iteration` sorts them), memory operations left out."""
     if iteration is None:
@@ -264,3 +269,24 @@ def _of_iteration(run: ModeRun, values: list[Any], iteration: int | None) -> lis
     picked = [(row.start_us, v) for row, v in zip(run.kernels, values, strict=True)
               if row.iteration == iteration and row.kernel_class != MEMORY_CLASS]
     return [v for _, v in sorted(picked, key=lambda p: p[0])]
+
+
+def kernel_origins(run: ModeRun) -> list[str]:
+    """For each kernel record (in stored order), where it came from, in a few words: an eager kernel's module
+    and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm, gelu · zoo.py:54");
+    "" where the session does not say."""
+    words = []
+    for prov, lines, source in zip(kernel_provenance(run), kernel_lines(run), op_sources(run), strict=True):
+        if prov is not None:
+            ops = ", ".join(prov.pre_grad) or ("backward" if prov.backward else prov.handle)
+            words.append(f"{ops} · {', '.join(short_source(s) for s in lines)}")
+        elif source is not None and source.source:
+            words.append(f"{source.module or 'the model'} · {short_source(source.source)}")
+        else:
+            words.append("")
+    return words
+
+
+def short_source(source: str) -> str:
+    """A "file:line" source with the file's folders left out ("/path/to/zoo.py:44" → "zoo.py:44")."""
+    return source.rsplit("/", 1)[-1]

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
-from fusionviz.analysis.links import short_source
+from fusionviz.analysis.provenance import short_source
 from fusionviz.analysis.report import Report
 from fusionviz.analysis.source_view import SourceView
 from fusionviz.charts.registry import Asked

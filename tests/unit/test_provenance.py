@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from fusionviz.analysis.inspection import inspect_report
-from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.kernel_tables import iteration_kernels, kernel_table
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import compiled_graphs, iteration_provenance, iteration_sources, kernel_provenance
 from fusionviz.analysis.report import analyse
@@ -303,6 +303,9 @@ def test_the_collapse_and_the_report_say_where_their_links_come_from() -> None:
     origins = collapse_layout(collapse_of(eager, compiled))[0].origin
     assert origins.iloc[0] == "first · zoo.py:141"
     assert origins.iloc[len(eager.kernels) + 1] == "h, mean · zoo.py:141, zoo.py:142"
+    assert list(kernel_table(compiled).origin) == ["linear · zoo.py:141", "h, mean · zoo.py:141, zoo.py:142",
+                                                   "h · zoo.py:143", "linear · zoo.py:146", "add, relu · zoo.py:146"]
+    assert list(kernel_table(eager).origin)[:2] == ["first · zoo.py:141", "the model · zoo.py:141"]
     eager.op_sources = []
     assert "links matched by kernel names" in collapse_figure(collapse_of(eager, compiled)).layout.title.text
     report = inspect_report(analyse(session(*graph_break_runs(), device_kind="cpu")), "s")
