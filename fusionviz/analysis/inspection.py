@@ -11,7 +11,7 @@ from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.trace_stats import as_records
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
-from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.session import ModeRun
 
 if TYPE_CHECKING:
     from fusionviz.analysis.report import Report, RunReport
@@ -62,16 +62,16 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
                      for r in session.runs],
             "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                                "matmul_tflops": dict(session.ceilings.matmul_tflops)},
-            "ladder": _ladder_report(session)}
+            "ladder": _ladder_report(report)}
 
 
-def _ladder_report(session: Session) -> list[dict[str, Any]]:
+def _ladder_report(report: Report) -> list[dict[str, Any]]:
     """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
-    if session.timing is None:
+    if not report.ladder:
         return []
-    from fusionviz.analysis.ladder import ladder, ladder_fields
+    from fusionviz.analysis.ladder import ladder_fields
 
-    return ladder_fields(ladder(session))
+    return ladder_fields(report.ladder)
 
 
 NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fusionviz.analysis.kernel_costs import gpu_time_us
-from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table, speedup_estimates
+from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import ModeRun, Session
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report
 
 MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
 SIDE_LADDER = ("eager", "default", "max-autotune-no-cudagraphs")
@@ -157,11 +161,12 @@ def ladder_fields(steps: list[Step]) -> list[dict[str, object]]:
              "mechanism": s.mechanism, "not_applicable": s.not_applicable} for s in steps]
 
 
-def why_words(session: Session, mode: str) -> str | None:
+def why_words(report: Report, mode: str) -> str | None:
     """The verdict's sentence on why: "default is 0.55x: its kernels take 12% less GPU time, but the GPU is busy
     14% of the call; launches and host work dominate; …, and a CUDA graph of eager alone is 2.20x." None where
     the mode or eager was not both timed and profiled on a GPU."""
-    speedups, latencies, found = speedup_estimates(session), latency_estimates(session), bounds(session)
+    session = report.session
+    speedups, latencies, found = report.speedups, report.latencies, bounds(session)
     if mode not in speedups or mode not in found or "eager" not in found or found["eager"].gpu_us <= 0 or \
             session.environment.device_kind != "cuda":
         return None  # on the CPU the profiled kernel time is the profiler's as much as the kernels'

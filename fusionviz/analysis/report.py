@@ -31,6 +31,7 @@ from fusionviz.records.session import ModeRun, Session
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fusionviz.analysis.ladder import Step
     from fusionviz.analysis.links import Collapse
     from fusionviz.analysis.methodology import Methodology
     from fusionviz.analysis.source_view import SourceView
@@ -215,6 +216,15 @@ class Report:
         from fusionviz.analysis.captions import caption_values
 
         return caption_values(self, mode)
+
+    @cached_property
+    def ladder(self) -> list[Step]:
+        """The attribution ladder from eager to each compiled mode (ladder.ladder); empty without timing."""
+        if self.session.timing is None:
+            return []
+        from fusionviz.analysis.ladder import ladder
+
+        return ladder(self.session)
 
     @cached_property
     def methodology(self) -> Methodology | None:

@@ -76,7 +76,7 @@ def verdict(report: Report) -> str:
         else:
             sentences.append(f"{main.mode} is {ratio_words(vs.speedup.median)} than eager here "
                              f"({spread_words(vs.speedup)}): {'; '.join(causes)}.")
-        reason = why_words(session, main.mode)
+        reason = why_words(report, main.mode)
         if reason:
             sentences.append(reason)
         if others:

@@ -49,7 +49,7 @@ def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
     assert fields[0]["delta_us"] == {"median": pytest.approx(-50.0), "low": pytest.approx(-50.0),
                                      "high": pytest.approx(-50.0)}
     # default: 0.100/0.160 ... paired by round; 36 µs of kernels against eager's 50: 28% less GPU time
-    why = why_words(s, "default")
+    why = why_words(analyse(s), "default")
     assert why is not None and why.startswith("default is 0.6")
     assert "its kernels take 28% less GPU time, but the GPU is busy 21% of the call" in why
     assert "host-bound (150 µs of host work per call against 36 µs of GPU time): on the GPU alone it is 1.39x" in why
