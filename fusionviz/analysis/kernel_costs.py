@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
 from fusionviz.analysis.op_costs import Cost, op_cost
@@ -25,6 +25,9 @@ from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.op_args import OpArgs, op_args
 from fusionviz.records.session import ModeRun, Session
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.report import Report
 
 INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
 
@@ -211,8 +214,9 @@ def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:
     }
 
 
-def roofline_caption(session: Session, mode: str | None = None) -> str:
+def roofline_caption(report: Report, mode: str | None = None) -> str:
     """The kernel closest to its ceiling, and the ceilings measured."""
+    session = report.session
     if session.ceilings is None:
         return "This session carries no measured ceilings: the dots show achieved rates without a roof."
     best: tuple[float, str, str] | None = None

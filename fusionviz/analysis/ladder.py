@@ -186,17 +186,18 @@ def why_words(report: Report, mode: str) -> str | None:
     return text + "."
 
 
-def waterfall_caption(session: Session, mode: str | None = None) -> str:
+def waterfall_caption(report: Report, mode: str | None = None) -> str:
     """The step that changed the call most, and what dominated it."""
-    steps = [s for s in ladder(session) if s.delta_us is not None]
+    steps = [s for s in ladder(report.session) if s.delta_us is not None]
     if not steps:
         return "No step of the ladder was timed."
     biggest = max(steps, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)
     return f"The biggest step, {biggest.step}: {biggest.mechanism}."
 
 
-def bound_caption(session: Session, mode: str | None = None) -> str:
+def bound_caption(report: Report, mode: str | None = None) -> str:
     """Which modes are host-bound."""
+    session = report.session
     found = bounds(session)
     host = [m for m, b in found.items() if b.host_bound]
     if session.environment.device_kind != "cuda":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from fusionviz.analysis.ladder import bounds
+from fusionviz.analysis.report import Report
 from fusionviz.analysis.timing import latency_estimates
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, ChartSettings, legend_below, style
@@ -40,5 +41,5 @@ def bound_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -
     return legend_below(style(fig, settings, "Who waits for whom: host work against GPU time per call", height))
 
 
-def draw_bound(session: Session, asked: Asked) -> go.Figure:
-    return bound_figure(session, asked.settings)
+def draw_bound(report: Report, asked: Asked) -> go.Figure:
+    return bound_figure(report.session, asked.settings)

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis.captions import focus_run
 from fusionviz.analysis.kernel_costs import session_costs
+from fusionviz.analysis.report import Report
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, style
-from fusionviz.records.session import Session
 
 COMPILED_COLOUR = "#F58518"
 
@@ -34,10 +33,10 @@ class Dot:
     pct_of_ceiling: float | None
 
 
-def roofline_dots(session: Session, mode: str | None) -> list[Dot]:
+def roofline_dots(report: Report, mode: str | None) -> list[Dot]:
     """The representative iteration's kernels with known bytes, of eager and of `mode` (default: the first
     compiled mode that ran)."""
-    focus = focus_run(session, mode)
+    session, focus = report.session, report.focus(mode)
     costs = session_costs(session, session.ceilings)
     dots = []
     for run in (session.run("eager"), focus):
@@ -52,9 +51,10 @@ def roofline_dots(session: Session, mode: str | None) -> list[Dot]:
     return dots
 
 
-def roofline_figure(session: Session, mode: str | None = None, settings: ChartSettings = DEFAULT_SETTINGS
+def roofline_figure(report: Report, mode: str | None = None, settings: ChartSettings = DEFAULT_SETTINGS
                     ) -> go.Figure:
-    dots = roofline_dots(session, mode)
+    session = report.session
+    dots = roofline_dots(report, mode)
     ceilings, dtype = session.ceilings, session.config.dtype
     fig = make_subplots(rows=1, cols=2, subplot_titles=("kernels with FLOPs: TFLOP/s against FLOP per byte",
                                                         "kernels bounded by memory: GB/s against bytes moved"))
@@ -102,5 +102,5 @@ def _hover(d: Dot) -> str:
             f"{d.bytes:,} bytes, {rate}{d.gbps:.0f} GB/s{pct}")
 
 
-def draw_roofline(session: Session, asked: Asked) -> go.Figure:
-    return roofline_figure(session, asked.mode, asked.settings)
+def draw_roofline(report: Report, asked: Asked) -> go.Figure:
+    return roofline_figure(report, asked.mode, asked.settings)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from fusionviz.analysis.ladder import MAIN_LADDER, Step, ladder
+from fusionviz.analysis.report import Report
 from fusionviz.analysis.timing import latency_estimates
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, VERDICT_COLOURS, ChartSettings, style
@@ -67,5 +68,5 @@ def waterfall_figure(session: Session, settings: ChartSettings = DEFAULT_SETTING
     return style(fig, settings, "Where the time went, step by step", height)
 
 
-def draw_waterfall(session: Session, asked: Asked) -> go.Figure:
-    return waterfall_figure(session, asked.settings)
+def draw_waterfall(report: Report, asked: Asked) -> go.Figure:
+    return waterfall_figure(report.session, asked.settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from fusionviz.analysis.report import Report
 from fusionviz.analysis.what_if import what_if
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, style
@@ -31,5 +32,5 @@ def what_if_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS)
                               max(settings.chart_px, 120 + settings.lane_px * len(modes))))
 
 
-def draw_what_if(session: Session, asked: Asked) -> go.Figure:
-    return what_if_figure(session, asked.settings)
+def draw_what_if(report: Report, asked: Asked) -> go.Figure:
+    return what_if_figure(report.session, asked.settings)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fusionviz.analysis.report import analyse
 from fusionviz.analysis.what_if import what_if, what_if_caption
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.roofline import roofline_dots
@@ -36,7 +37,7 @@ def test_roofline_dots_and_what_if_from_a_trace() -> None:
     eager = _run("eager", _trace([]))
     s = session(eager)
     s.ceilings = Ceilings("H200", "2.11", copy_gbps=4000.0, matmul_tflops={"float32": 50.0})
-    dots = roofline_dots(s, None)
+    dots = roofline_dots(analyse(s), None)
     # every kernel of the iteration with known bytes, eager only (no compiled mode ran), shares summing to one
     assert len(dots) == 4 and sum(d.share for d in dots) == pytest.approx(1.0)
     assert [d.tflops is not None for d in dots] == [True, True, False, False]
@@ -44,11 +45,11 @@ def test_roofline_dots_and_what_if_from_a_trace() -> None:
     found = what_if(s)
     # kernel time is the kernels' union: the split-K pair spans 16–48 µs and the other two run inside it
     assert found is not None and found.chains == [] and found.kernel_time_us == pytest.approx(32.0)
-    assert "no chain of memory-bound kernels" in what_if_caption(s)
+    assert "no chain of memory-bound kernels" in what_if_caption(analyse(s))
 
 
 @pytest.mark.parametrize("view", ["waterfall", "roofline", "bound", "what_if"])
 def test_the_new_views_draw_a_recorded_session(view: str) -> None:
     s = open_path(SHIPPED)
-    figure = view_figure(s, view)
-    assert figure.data and VIEWS[view].words(s, None)
+    figure = view_figure(analyse(s), view)
+    assert figure.data and VIEWS[view].words(analyse(s), None)
