@@ -63,8 +63,8 @@ def main() -> int:
     print(f"HolisticTraceAnalysis {hta_version[0]} (pandas {hta_version[1]})")
     py = sys.executable
     contenders = {
-        "fusionviz: kernel table (columns; inspect's and the worker's path)":
-            [py, "benchmarks/parse_ours.py", str(trace), "columns"],
+        "fusionviz: kernel table (rows; inspect's and the worker's path)":
+            [py, "benchmarks/parse_ours.py", str(trace), "rows"],
         "fusionviz: kernel table as a pandas DataFrame (the app's)":
             [py, "benchmarks/parse_ours.py", str(trace), "frame"],
         "fusionviz inspect --json (whole CLI: report, top kernels, idle breakdown)":

@@ -1,9 +1,9 @@
 """One run of fusionviz's reader for bench_parse.py: a Chrome trace into the kernel table, as a fresh process.
 
-python benchmarks/parse_ours.py TRACE [columns|frame]   prints the kernel rows found
+python benchmarks/parse_ours.py TRACE [rows|frame]   prints the kernel rows found
 
-`columns` is the table as `inspect` and the GPU worker use it (one list per column, no pandas); `frame` also
-builds the pandas DataFrame the app draws from.
+`rows` is the table as `inspect` and the GPU worker use it (KernelRow Structs, no pandas); `frame` also builds
+the pandas DataFrame the app draws from.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.trace import parse_trace
 
 
-def main(path: str, form: str = "columns") -> None:
+def main(path: str, form: str = "rows") -> None:
     parsed = parse_trace(Path(path).read_bytes())
     if form == "frame":
         kernels = int((parsed.kernels.kernel_class != MEMORY_CLASS).sum())

@@ -161,6 +161,7 @@ def from_values(data: Any) -> TraceDocument:
 
 
 _EVENTS_AT = re.compile(rb'"traceEvents"\s*:\s*\[')
+_HEAD_BYTES = 4 << 20  # Kineto writes its events after a few KB of device properties
 _SPACE = b" \t\r\n"
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
@@ -176,8 +177,10 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
     for part in parts:
         window += part
         if head is None:
-            found = _EVENTS_AT.search(window)
+            found = _EVENTS_AT.search(window, max(0, len(window) - len(part) - 64))
             if found is None:
+                if len(window) > _HEAD_BYTES:
+                    return None  # no trace's events this far in: a session, or a trace of another shape
                 continue
             head = bytes(window[:found.end() - 1])
             del window[:found.end()]

@@ -1,5 +1,7 @@
 """The trace reader on hand-made minimal traces, expected values written as arithmetic."""
 
+import gzip
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records.session import ModeRun
 from fusionviz.records.trace import ParsedTrace, parse_trace
 from tests.synthetic import encoded
+from tests.synthetic import gpu_trace as gpu_trace_of
 
 
 def ev(name: str, cat: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
@@ -363,3 +366,19 @@ def test_another_accelerators_device_events_are_named() -> None:
 def test_what_a_non_trace_holds_is_named() -> None:
     with pytest.raises(TraceError, match="its categories: python_thing"):
         parse_trace({"traceEvents": [ev("x", "python_thing", 0, 1)]})
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_trace_read_in_batches_as_it_inflates_reads_as_its_values(indent: int | None) -> None:
+    # 2.6 MB of JSON: several batches cut between events, compact and indented as Kineto writes it; a flow
+    # event and a metadata event among them, and keys after the events
+    trace = gpu_trace_of(1500)
+    trace["traceEvents"][3:3] = [{"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 3, "cat": "ac2g", "name": "ac2g"},
+                                 {"name": "thread_name", "ph": "M", "ts": 0, "pid": 1, "tid": 1,
+                                  "args": {"name": "python"}}]
+    trace["traceName"] = "/tmp/t.json"
+    raw = gzip.compress(json.dumps(trace, indent=indent).encode(), mtime=0)
+    assert len(gzip.decompress(raw)) > 2 << 20
+    streamed, loaded = parse_trace(raw), parse_trace(trace)
+    assert streamed.kernel_rows == loaded.kernel_rows and len(streamed.kernel_rows) == 1500 * 3
+    assert (streamed.cpu_op_rows, streamed.summary) == (loaded.cpu_op_rows, loaded.summary)
