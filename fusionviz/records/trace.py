@@ -144,7 +144,8 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         data = from_values(data)
     events, other, negative = complete_events(data, limits)
     del data  # the events of categories not read go now
-    host = [e for e in events if e.cat in HOST_CATEGORIES and not _is_step(e.name)]
+    host = [e for e in events if e.cat in HOST_CATEGORIES and not (e.name.startswith("ProfilerStep#")
+                                                                    and _is_step(e.name))]
     device = [e for e in events if e.cat in DEVICE_CATEGORIES]
     windows = _windows(events, host, device, iterations)
     if len(windows) > limits.steps:
@@ -197,8 +198,8 @@ def _is_launch(name: str) -> bool:
 def _windows(events: list[Event], host: list[Event], device: list[Event],
              iterations: IterationChoice) -> _Windows:
     """The iterations: the ProfilerSteps; without them the whole trace, or each compiled-region call."""
-    steps = sorted((e for e in events if e.cat in ("user_annotation", "cpu_op") and _is_step(e.name)),
-                   key=lambda e: e.ts)
+    steps = sorted((e for e in events if e.name.startswith("ProfilerStep#") and e.cat in ("user_annotation", "cpu_op")
+                    and _is_step(e.name)), key=_TS)
     if iterations == "calls":
         if steps:
             raise ConfigError("this trace has ProfilerSteps, and each step is an iteration: per-call iterations "
@@ -282,10 +283,14 @@ def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
         events.sort(key=_TS)
         stack: list[tuple[float, bool, str]] = []  # each open ancestor's end, whether it is a compute op, graph
         for e in events:
-            ts, end = e.ts, e.ts + e.dur
+            ts = e.ts
+            end = ts + e.dur
             while stack and ts >= stack[-1][0]:
                 stack.pop()
-            inside, graph = stack[-1][1:] if stack else (False, "")
+            if stack:
+                _, inside, graph = stack[-1]
+            else:
+                inside, graph = False, ""
             if not inside:
                 i = bisect.bisect_right(starts, ts) - 1
                 if i >= 0 and end <= ends[i]:  # the iteration holds it
@@ -417,16 +422,19 @@ def _dims(value: Any, field: str, as_given: Counter[str]) -> str:
     """A launch grid or block as 'x,y,z'; in another form (Triton's "grid(100,)") shown as given, and counted."""
     if value is None:
         return ""
-    if type(value) is list and all(type(v) is int for v in value):
-        return _joined(tuple(value))
+    if type(value) is list:
+        with contextlib.suppress(TypeError):  # a list inside: unhashable, and no launch dimension
+            text = _joined(tuple(value))
+            if text is not None:
+                return text
     as_given[field] += 1
     return clip(value if type(value) is str else shown(value), 120)
 
 
 @lru_cache(maxsize=1 << 12)
-def _joined(values: tuple[int, ...]) -> str:
-    """A launch grid or block as 'x,y,z' (a few hundred distinct ones in a trace)."""
-    return ",".join(map(str, values))
+def _joined(values: tuple[Any, ...]) -> str | None:
+    """A launch grid or block as 'x,y,z' (a few hundred distinct ones in a trace); None unless integers."""
+    return ",".join(map(str, values)) if all(type(v) is int for v in values) else None
 
 
 def summarise(rows: list[KernelRow], step_durations: list[float], *, launches_counted: bool, launches: Any

@@ -293,6 +293,8 @@ def _one(encoded: msgspec.Raw, index: int) -> Event | None:
 
 
 _NAME = operator.attrgetter("name")
+_PID = operator.attrgetter("pid")
+_TID = operator.attrgetter("tid")
 _DUR = operator.attrgetter("dur")
 
 
@@ -322,7 +324,7 @@ def complete_events(document: TraceDocument, limits: Limits) -> tuple[list[Event
 def _check_names(events: list[Event], limits: Limits) -> None:
     """Names, thread and process names and kernel files within the name cap."""
     cap = limits.name_chars
-    texts = {t for e in events for t in (e.pid, e.tid) if type(t) is str}
+    texts = {t for t in set(map(_PID, events)) | set(map(_TID, events)) if type(t) is str}
     texts.update(e.args.kernel_file for e in events if e.args is not None and e.args.kernel_file)
     if max(map(len, map(_NAME, events))) <= cap and all(len(t) <= cap for t in texts):
         return
