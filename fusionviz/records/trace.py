@@ -332,9 +332,11 @@ def _shapes(e: Event, as_given: Counter[str]) -> str:
 
 
 def _op_shapes(op: Event, known: dict[int, str], as_given: Counter[str]) -> str:
-    text = known.get(id(op))
+    """`_shapes`, once per distinct text (ops of one shape share their `Input Dims`, `trace_events._read`)."""
+    key = id(op.args.dims) if op.args is not None else 0
+    text = known.get(key)
     if text is None:
-        text = known[id(op)] = _shapes(op, as_given)
+        text = known[key] = _shapes(op, as_given)
     return text
 
 
@@ -356,12 +358,14 @@ def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, g
                                          and (a := e.args) is not None and a.correlation is not None}
     op_by_ext: dict[Any, Event] = {}
     for e in host:
-        if e.cat in _OP_CATEGORIES and (ext := e.ext) is not None:
-            op_by_ext.setdefault(ext, e)
+        if e.cat in _OP_CATEGORIES and (a := e.args) is not None:
+            ext = a.ext if a.ext is not None else a.ext_legacy
+            if ext is not None:
+                op_by_ext.setdefault(ext, e)
     linked = [(k, launch_by_corr.get(k.corr), op_by_ext.get(k.ext)) for k in device]
     placed_by_time = not any(launch or op for _, launch, op in linked)
     rows, excluded = [], Counter[str]()
-    known: dict[int, str] = {}  # each op's input shapes, decoded once for all the kernels it launched
+    known: dict[int, str] = {}  # input shapes, decoded once for all the kernels of ops of that shape
     for k, launch, op in linked:
         anchor = launch.ts if launch else op.ts if op else k.ts if placed_by_time else None
         iteration = windows.at(anchor) if anchor is not None else None
