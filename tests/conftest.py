@@ -100,6 +100,21 @@ def small_sweep(worker: Worker) -> Session:
     return run_sweep_session(config, request, worker=worker)
 
 
+# A tiny crossover grid on the CPU: each executor's test runs it (the local one, and Ray's).
+GRID_ARGS = ["grid", "--model", "pointwise_chain", "--dims", "16,32", "--batches", "4,8", "--device", "cpu",
+             "--mode", "default", "--rounds", "3", "--processes", "1"]
+
+
+@pytest.fixture(scope="session")
+def cpu_grid(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    """GRID_ARGS measured by the local executor, through the CLI, and read back from its file."""
+    from fusionviz.cli import main
+
+    out = tmp_path_factory.mktemp("grid") / "grid.json.gz"
+    assert main([*GRID_ARGS, "--devices", "cpu", "--out", str(out)]) == 0
+    return Session.load(out)
+
+
 @pytest.fixture(scope="session")
 def shipped_sweep() -> Session:
     """The H200 sweep shipped in sessions/: transformer_block over seq 64..512 twice, all five strategies."""

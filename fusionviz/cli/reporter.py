@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fusionviz.measure.protocol import CellCounts
+
 
 @dataclass(frozen=True)
 class Column:
@@ -80,6 +82,13 @@ def write(*lines: str) -> None:
 def note(text: str) -> None:
     """A line on stderr: a warning, a failed mode, an error."""
     print(text, file=sys.stderr, flush=True)
+
+
+def cell_bar(counts: CellCounts, width: int = 30) -> None:
+    """A grid's cells as a bar on stderr, a line whenever a cell starts or ends (between the stages' lines)."""
+    filled = width * counts.done // max(counts.total, 1)
+    note(f"[{'#' * filled}{'-' * (width - filled)}] {counts.done}/{counts.total} cells done · {counts.running} "
+         f"running · {counts.queued} queued")
 
 
 class Ticker:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import socket
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
     CeilingsJob,
     CeilingsReply,
+    CellCounts,
+    CellProgress,
     Device,
     DevicesJob,
     DevicesReply,
@@ -205,35 +208,67 @@ def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progre
 
 
 def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: Progress | None = None,
-             devices: list[str] | None = None) -> Session:
-    """`config` at every dim × batch, the cells spread over `devices` (default: every visible GPU, else the
-    CPU), one worker set per device running its cells one after another. A cell that cannot run keeps its
-    error; the grid goes on."""
+             devices: list[str] | None = None, ray: str | None = None, counts: CellProgress | None = None) -> Session:
+    """`config` at every dim × batch. By default the cells are spread over `devices` (default: every visible GPU,
+    else the CPU), one worker set per device running its cells one after another; with `ray` (an address, or
+    "auto"), each cell is a task on that Ray cluster (`ray_grid`). `counts` hears how many cells are done,
+    running and queued. A cell that cannot run keeps its error; the grid goes on."""
     if not dims or not batches:
         raise ConfigError("a grid needs at least one dim and one batch")
     base = validate(config, known_models=set(CATALOG))
     cells = [(dim, batch) for batch in batches for dim in dims]
-    if devices is None:
-        with Worker() as probe:
-            gpus = [d.device for d in list_devices(probe) if d.device.startswith("cuda")]
-        devices = gpus or ["cpu"]
     for dim, batch in cells:  # refuse a bad size before any work starts
         validate(dataclasses.replace(base, dim=dim, batch=batch), known_models=set(CATALOG))
+    if ray is not None:
+        from fusionviz.measure.ray_grid import run_cells
+
+        done, env = run_cells(base, cells, ray, counts)
+        device = next((c.device for c in done.values() if c.device), base.device)
+    else:
+        if devices is None:
+            with Worker() as probe:
+                gpus = [d.device for d in list_devices(probe) if d.device.startswith("cuda")]
+            devices = gpus or ["cpu"]
+        done, env = _local_cells(base, cells, devices, progress, counts)
+        device = devices[0]
+    grid = Grid(dims=list(dims), batches=list(batches), cells=[done[c] for c in cells])
+    return Session(config=dataclasses.replace(base, device=device),
+                   environment=env or Environment(device_kind=base.device), grid=grid, source="live")
+
+
+def _local_cells(base: RunConfig, cells: list[tuple[int, int]], devices: list[str], progress: Progress | None,
+                 counts: CellProgress | None) -> tuple[dict[tuple[int, int], GridCell], Environment | None]:
+    """The cells on this host, one thread per device running its share one after another."""
     queues: dict[str, list[tuple[int, int]]] = {d: cells[i::len(devices)] for i, d in enumerate(devices)}
     environment: dict[str, Environment] = {}
-    lock = threading.Lock()  # progress lines from several devices, one at a time
+    lock = threading.Lock()  # progress lines and counts from several devices, one at a time
+    node = socket.gethostname()
+    started: set[tuple[int, int]] = set()
+    finished: set[tuple[int, int]] = set()
+
+    def tell_counts() -> None:
+        if counts:
+            running = len(started) - len(finished)
+            counts(CellCounts(len(finished), running, len(cells) - len(finished) - running))
 
     def cell_on(device: str, dim: int, batch: int) -> GridCell:
         def told(stage: str) -> None:
             if progress:
                 with lock:
                     progress(f"{device} dim {dim} batch {batch}: {stage}")
+        with lock:
+            started.add((dim, batch))
+            tell_counts()
         try:
             cell = run_session(dataclasses.replace(base, dim=dim, batch=batch, device=device), told)
+            environment.setdefault("env", cell.environment)
+            return GridCell(dim=dim, batch=batch, device=device, node=node, runs=cell.runs, timing=cell.timing)
         except FusionvizError as exc:
-            return GridCell(dim=dim, batch=batch, device=device, error=str(exc))
-        environment.setdefault("env", cell.environment)
-        return GridCell(dim=dim, batch=batch, device=device, runs=cell.runs, timing=cell.timing)
+            return GridCell(dim=dim, batch=batch, device=device, node=node, error=str(exc))
+        finally:
+            with lock:
+                finished.add((dim, batch))
+                tell_counts()
 
     def serve(device: str) -> dict[tuple[int, int], GridCell]:
         return {(dim, batch): cell_on(device, dim, batch) for dim, batch in queues[device]}
@@ -241,6 +276,4 @@ def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: P
     # One thread per device, its cells one after another; an error that is no FusionvizError is raised here.
     with ThreadPoolExecutor(max_workers=len(devices), thread_name_prefix="grid") as pool:
         done = {key: cell for part in pool.map(serve, devices) for key, cell in part.items()}
-    grid = Grid(dims=list(dims), batches=list(batches), cells=[done[c] for c in cells])
-    return Session(config=dataclasses.replace(base, device=devices[0]),
-                   environment=environment.get("env", Environment(device_kind=base.device)), grid=grid, source="live")
+    return done, environment.get("env")

@@ -23,6 +23,22 @@ Progress = Callable[[str], None]  # told each stage of a job as it starts ("defa
 
 
 @dataclass(frozen=True)
+class CellCounts:
+    """Where a grid's cells stand: done, running (on Ray: the pending cells the cluster has room for), queued."""
+
+    done: int
+    running: int
+    queued: int
+
+    @property
+    def total(self) -> int:
+        return self.done + self.running + self.queued
+
+
+CellProgress = Callable[[CellCounts], None]  # told whenever a grid's cell starts or ends
+
+
+@dataclass(frozen=True)
 class DevicesJob:
     """Which devices the worker sees: each GPU, then the CPU."""
 

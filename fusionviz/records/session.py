@@ -298,10 +298,11 @@ class GridCell:
 
     dim: Int64
     batch: Int64
-    device: str  # the GPU (or CPU) it ran on
+    device: str  # the GPU (or CPU) it ran on, numbered as its node numbers it
     runs: list[ModeRun] = field(default_factory=list)
     timing: Timing | None = None
     error: str | None = None  # the whole cell failed (e.g. refused as too large): why
+    node: str = ""  # the host it ran on (a Ray grid's cells run on any node); empty in older sessions
 
 
 @dataclass

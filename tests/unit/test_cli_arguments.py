@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,15 @@ def test_a_choice_outside_the_configurations_is_refused_with_them(argv: list[str
         main([*argv, "--out", str(tmp_path / "s.json")])
     err = capsys.readouterr().err
     assert done.value.code == 2 and "invalid choice" in err and all(c in err for c in choices), err
+
+
+def test_without_ray_the_flag_says_how_to_install_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as where it is not installed
+    argv = ["grid", "--model", "mlp", "--dims", "64", "--batches", "8", "--device", "cpu", "--ray", "auto",
+            "--out", str(tmp_path / "g.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "pip install -r requirements-ray.txt" in err and err.count("\n") == 1, err
+    assert main([*argv, "--devices", "cpu"]) == 2
+    assert "--devices and --ray exclude each other" in capsys.readouterr().err

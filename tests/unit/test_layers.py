@@ -32,7 +32,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "cli": {"streamlit", "plotly"},
 }
 # The caller's side of `measure`: it runs in the app's and the CLI's process, so it imports no torch.
-TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "queue", "service"}
+TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "queue", "service", "ray_grid"}
 # What the app (app.py, pages/, ui/) may import of `measure`: the model catalogue and the run service.
 MEASURE_DOORS = {"catalog", "service"}
 APP_MODULES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
@@ -84,6 +84,15 @@ def test_imports_flow_one_way(path: Path) -> None:
 def test_the_foundations_stand_on_the_standard_library_alone(name: str) -> None:
     tops = {n.split(".")[0] for n in imports_of(PACKAGE / f"{name}.py")}
     assert tops <= set(sys.stdlib_module_names) | {"__future__"}, f"{name} imports {tops}"
+
+
+def test_ray_is_imported_by_its_executor_alone() -> None:
+    """Ray is an optional extra: one module imports it, and only when a grid asks for it (inside functions)."""
+    everything = [*PACKAGE.rglob("*.py"), *APP_MODULES]
+    importers = [p.relative_to(ROOT) for p in everything if "ray" in {n.split(".")[0] for n in imports_of(p)}]
+    assert importers == [Path("fusionviz/measure/ray_grid.py")]
+    body = ast.parse((PACKAGE / "measure" / "ray_grid.py").read_text()).body
+    assert "ray" not in {a.name.split(".")[0] for node in body if isinstance(node, ast.Import) for a in node.names}
 
 
 def test_ui_and_pages_import_no_torch() -> None:
