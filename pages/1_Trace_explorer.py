@@ -1,4 +1,5 @@
-"""Trace explorer: open a recorded session or a plain torch.profiler trace, alone or against another.
+"""Trace explorer: open a recorded session or a plain torch.profiler trace, alone or against another; or a
+distributed job's traces, one per rank, alone or against another job.
 
 Nothing runs here: files are read and drawn with the same timeline, tables and statistics as the lab.
 """
@@ -17,7 +18,7 @@ from fusionviz.errors import FusionvizError
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace_pair import pair_session
-from ui import backend, presentation, sections, state, tables
+from ui import backend, job_view, presentation, sections, state, tables
 from ui.page import setup_page
 from ui.text import plain
 
@@ -25,7 +26,8 @@ from ui.text import plain
 setup_page(
     "Trace explorer",
     "Open a session recorded by fusionviz (for example on a GPU machine) or any torch.profiler Chrome trace "
-    "(export_chrome_trace, .json or .json.gz), and compare two of them.", restyles_in_browser=True)
+    "(export_chrome_trace, .json or .json.gz), and compare two of them; or a distributed job's traces, one per "
+    "rank.", restyles_in_browser=True)
 
 
 def pick(label: str, key: str, hint: str = "") -> Session | None:
@@ -159,12 +161,32 @@ def show_pair(a: Report, b: Report) -> None:
     tables.show(kernel_diff(run_a, run_b), "pair_diff")
 
 
-first = pick("File", "a", "Choose a file to explore. fusionviz sessions (`python -m fusionviz run --out FILE`) and "
-             "plain `torch.profiler` traces (`prof.export_chrome_trace(...)`) both open here.")
-compare = st.toggle("Compare with a second file", key="compare")
-second = pick("Second file", "b") if compare else None
+def show_jobs() -> None:
+    """A job alone (its ranks, then any one rank with every view), or two jobs side by side."""
+    job = job_view.pick_job("Job", "job_a")
+    other = job_view.pick_job("Second job", "job_b") if st.toggle(
+        "Compare with a second job (eager against compiled)", key="job_compare") else None
+    if job is None:
+        st.info("Open a job: the folder its ranks wrote their torch.profiler traces into, or the traces "
+                "themselves (one per rank; the rank is read from each trace's distributedInfo, else its name).")
+    elif other is None:
+        job_view.show_job(job, "job")
+        st.subheader("One rank")
+        show_one(analyse(job_view.pick_rank(job, "job").session))
+    else:
+        job_view.show_side_by_side(job, other)
 
-if first is not None and second is not None:
-    show_pair(analyse(first), analyse(second))
-elif first is not None:
-    show_one(analyse(first))
+
+
+FILES, JOB = "A file", "A job (a trace per rank)"
+if st.segmented_control("Open", [FILES, JOB], default=FILES, key="x_open") == JOB:
+    show_jobs()
+else:
+    first = pick("File", "a", "Choose a file to explore. fusionviz sessions (`python -m fusionviz run --out FILE`) "
+                 "and plain `torch.profiler` traces (`prof.export_chrome_trace(...)`) both open here.")
+    compare = st.toggle("Compare with a second file", key="compare")
+    second = pick("Second file", "b") if compare else None
+    if first is not None and second is not None:
+        show_pair(analyse(first), analyse(second))
+    elif first is not None:
+        show_one(analyse(first))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import streamlit as st
 
@@ -14,6 +14,7 @@ from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
 from fusionviz.measure.service import Device, Run, Ticket, complete
 from fusionviz.records.files import open_file
+from fusionviz.records.job import TRACE_SUFFIXES, Job, read_job, read_uploaded_job
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Talk, load_talk, parse_talk
@@ -159,10 +160,7 @@ def recorded_files() -> list[Path]:
 def open_bytes(raw: bytes, name: str, iterations: IterationChoice = "steps") -> Session:
     """The file as a Session (`iterations` as in `parse_trace`), opened once per content and name; raises
     the file's FusionvizError, which is kept as well (`_opened`)."""
-    opened = _opened(raw, name, iterations)
-    if isinstance(opened, FusionvizError):
-        raise opened
-    return opened
+    return _raised(_opened(raw, name, iterations))
 
 
 @st.cache_resource(show_spinner="Opening…", max_entries=32)
@@ -181,6 +179,53 @@ def _opened(raw: bytes, name: str, iterations: IterationChoice) -> Session | Fus
 def open_trace_pair(eager: bytes, eager_name: str, compiled: bytes, compiled_name: str, mode: str) -> Session:
     """A user's eager and compiled profiler traces as one session (`records.trace_pair`)."""
     return trace_pair(open_file(eager, eager_name), open_file(compiled, compiled_name), mode)
+
+
+def recorded_jobs() -> list[Path]:
+    """Folders of sessions/ that hold a job's traces (one file per rank), by name."""
+    folder = sessions_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and any(f.name.endswith(TRACE_SUFFIXES)
+                                                                    for f in p.iterdir()))
+
+
+def open_job_folder(folder: Path) -> Job:
+    """A job's folder, read once per set of files (their names, times and sizes); raises its FusionvizError."""
+    files = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()) \
+        if folder.is_dir() else ()
+    return _raised(_job_folder(str(folder), files))
+
+
+def open_job_uploads(named: tuple[tuple[str, bytes], ...]) -> Job:
+    """Uploaded rank traces as a job, read once per content; raises their FusionvizError."""
+    return _raised(_job_uploads(named))
+
+
+Opened = TypeVar("Opened")
+
+
+def _raised(opened: Opened | FusionvizError) -> Opened:
+    """What a cached opener returned, or the refusal it kept, raised."""
+    if isinstance(opened, FusionvizError):
+        raise opened
+    return opened
+
+
+@st.cache_resource(show_spinner="Reading the job's traces (a process per core)…", max_entries=8)
+def _job_folder(folder: str, files: tuple[tuple[str, int, int], ...]) -> Job | FusionvizError:
+    try:
+        return read_job([Path(folder)])
+    except FusionvizError as exc:
+        return exc
+
+
+@st.cache_resource(show_spinner="Reading the job's traces (a process per core)…", max_entries=8)
+def _job_uploads(named: tuple[tuple[str, bytes], ...]) -> Job | FusionvizError:
+    try:
+        return read_uploaded_job(list(named))
+    except FusionvizError as exc:
+        return exc
 
 
 def library() -> tuple[dict[str, Session], list[str]]:

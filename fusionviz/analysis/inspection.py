@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fusionviz.analysis.job import job_report
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.trace_stats import as_records
+from fusionviz.records.job import Job
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun
 
@@ -27,7 +29,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     "top_kernels": [{"name", "kernel_class", "count", "per_iteration", "total_us", "pct_of_kernel_time", "mean_us",
     "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
     "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
-    "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`.
+    "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`, and for a grid session `"cells": [{"dim",
+    "batch", "node", "device", "error"}]`, each cell with the host and device it ran on.
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
     Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
@@ -56,13 +59,27 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
         device = env.device_name or c.device
     timed = _timing_report(report)
     costs = session_costs(session, session.ceilings)
-    return {"source": source,
-            "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
-                     | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r)}
-                     for r in session.runs],
-            "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
-                                                               "matmul_tflops": dict(session.ceilings.matmul_tflops)},
-            "ladder": _ladder_report(report)}
+    inspected: dict[str, Any] = {
+        "source": source,
+        "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
+                 | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r)}
+                 for r in session.runs],
+        "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
+                                                           "matmul_tflops": dict(session.ceilings.matmul_tflops)},
+        "ladder": _ladder_report(report)}
+    if session.grid is not None:
+        inspected["cells"] = [{"dim": c.dim, "batch": c.batch, "node": c.node, "device": c.device, "error": c.error}
+                              for c in session.grid.cells]
+    return inspected
+
+
+def job_inspect_report(job: Job, top: int | None = TOP_KERNELS) -> dict[str, Any]:
+    """A job's account: every rank's run as `inspect_report` gives a trace's (labelled by rank and file), and
+    the `job` beside them (`analysis.job.job_report`)."""
+    from fusionviz.analysis.report import analyse
+
+    runs = [run for rank in job.ranks for run in inspect_report(analyse(rank.session), rank.file, top)["runs"]]
+    return {"source": f"a job of {len(job.ranks)} ranks: {job.source}", "runs": runs, "job": job_report(job)}
 
 
 def _ladder_report(report: Report) -> list[dict[str, Any]]:

@@ -21,12 +21,21 @@ RANKED = [Column("total", ".1f", width=10), Column("share", ".1f", width=6, suff
 IDLE_COLUMNS = ["span", "kernels", "host wait", "between", "unlinked"]
 
 
+JOB = [Column("rank", "d", width=4), Column("steps", "d", width=5), Column("step ms", ".3g", width=8),
+       Column("p10–p90", align="<", width=15, gap=2), Column("kernels", ".4g", width=7), Column("busy", ".0f", width=4,
+                                                                                             suffix="%"),
+       Column("compute µs", ".1f", width=10), Column("comm µs", ".1f", width=9), Column("overlap", align=">", width=7),
+       Column("graphs", ".3g", width=6), Column("splits", ".3g", width=6), Column("file", align="<", gap=2)]
+
+
 class Inspect:
     name = "inspect"
-    help = "summarise a session file or a torch.profiler Chrome trace"
+    help = ("summarise a session file or a torch.profiler Chrome trace; a folder or several traces as one "
+            "distributed job, rank by rank")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("file")
+        parser.add_argument("files", nargs="+", metavar="file",
+                            help="a session or trace; a folder or several traces: the ranks of one job")
         parser.add_argument("--json", action="store_true")
         parser.add_argument("--top", type=int, default=None, metavar="N",
                             help=f"rank the N kernels with the longest total time (default {INSPECT_TOP})")
@@ -34,18 +43,23 @@ class Inspect:
                             help="list every kernel of the representative iteration, however many")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.inspection import inspect_report
+        from fusionviz.analysis.inspection import inspect_report, job_inspect_report
         from fusionviz.analysis.report import analyse
         from fusionviz.records.files import open_path
+        from fusionviz.records.job import read_job
 
         if args.top is not None and args.top < 1:
             raise ConfigError("--top takes a number of kernels, 1 or more")
-        path = Path(args.file)
-        report = inspect_report(analyse(open_path(path)), str(path), top=args.top or INSPECT_TOP)
+        paths = [Path(f) for f in args.files]
+        top = args.top or INSPECT_TOP
+        if len(paths) > 1 or paths[0].is_dir():
+            report = job_inspect_report(read_job(paths), top=top)
+        else:
+            report = inspect_report(analyse(open_path(paths[0])), str(paths[0]), top=top)
         if args.json:
             write(json_text(report))
         else:
-            write(*inspect_lines(report, args.all_kernels))
+            write(*inspect_lines(report, args.all_kernels), *job_lines(report), *cell_lines(report))
         return 0
 
 
@@ -100,3 +114,34 @@ def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
     rows = [(s["iteration"], s["span_us"], s["kernel_us"], s["host_wait_us"], s["between_kernels_us"],
              s["unattributed_us"], s["busy_pct"]) for s in run["idle"]]
     return [f"  GPU time of each {unit} (µs; see the README's Definitions):", *table(columns, rows, indent="  ")]
+
+
+def job_lines(report: dict[str, Any]) -> list[str]:
+    """The ranks of a job side by side (`analysis.job`'s definitions), the slowest and the diverging step."""
+    job = report.get("job")
+    if job is None:
+        return []
+    rows = [(r["rank"], r["steps"], r["step_ms"]["median"], f"{r['step_ms']['low']:.3g}–{r['step_ms']['high']:.3g}",
+             r["kernels_per_step"], r["busy_pct"] or 0.0, r["compute_us"], r["communication_us"],
+             "-" if r["overlap_pct"] is None else f"{r['overlap_pct']:.0f}%", r["graphs_per_step"],
+             r["graph_splits_per_step"], r["file"]) for r in job["ranks"]]
+    lines = ["\nthe job, rank by rank, per step (comm: communication; overlap: its share hidden behind compute;",
+             "graphs: compiled graphs called in regions; splits: those beyond the first in one region, DDP's buckets):",
+             *table(JOB, rows, indent="  ")]
+    if job["slowest_rank"] is not None:
+        lines.append(f"  slowest rank: {job['slowest_rank']} (median step); ranks diverge most in step "
+                     f"{job['diverging_step']}, by {job['diverging_spread_ms']:.3g} ms")
+    if not job["same_graphs"]:
+        lines.append("  note: the ranks did not all call the same compiled graphs")
+    return lines
+
+
+def cell_lines(report: dict[str, Any]) -> list[str]:
+    """A grid session's cells, each with the node and device it ran on."""
+    cells = report.get("cells")
+    if not cells:
+        return []
+    columns = [Column("dim", "d", width=6), Column("batch", "d", width=6), Column("node", align="<", gap=2),
+               Column("device", align="<", gap=2), Column("error", align="<", gap=2)]
+    rows = [(c["dim"], c["batch"], c["node"] or "-", c["device"], clip(c["error"] or "", 100)) for c in cells]
+    return [f"\n{len(cells)} grid cells:", *(line.rstrip() for line in table(columns, rows, indent="  "))]

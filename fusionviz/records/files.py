@@ -18,7 +18,11 @@ def session_from_trace(parsed_data: Any, label: str, iterations: IterationChoice
     """A Session holding one ModeRun read from a plain torch.profiler Chrome trace, so the trace draws
     with the same timeline, table and statistics as a fusionviz run. `iterations` as in `parse_trace`.
     Raises TraceError (not a trace) or ConfigError (`iterations` does not apply)."""
-    parsed = parse_trace(parsed_data, iterations)
+    return session_from_parsed(parse_trace(parsed_data, iterations), label)
+
+
+def session_from_parsed(parsed: ParsedTrace, label: str) -> Session:
+    """A trace already read into tables (one rank of a job), as `session_from_trace` makes it."""
     run = ModeRun(mode=label)
     _keep(run, parsed)
     environment = Environment(device_name=f"{parsed.device_kind} trace", device_kind=parsed.device_kind)

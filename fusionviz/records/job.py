@@ -14,13 +14,15 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.decode import clip, is_int64
-from fusionviz.records.files import trace_label
+from fusionviz.records.files import session_from_parsed, trace_label
 from fusionviz.records.limits import Limits, read_file
+from fusionviz.records.session import Session
 from fusionviz.records.trace import ParsedTrace, parse_trace
 from fusionviz.records.trace_events import read_trace
 
@@ -46,6 +48,11 @@ class RankTrace:
     @property
     def label(self) -> str:
         return f"rank {self.rank} · {trace_label(self.file)}"
+
+    @cached_property
+    def session(self) -> Session:
+        """The rank's trace as a Session, for every view of one trace (made once: views cache by session)."""
+        return session_from_parsed(self.parsed, self.label)
 
 
 @dataclass

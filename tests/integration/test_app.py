@@ -346,3 +346,41 @@ def test_dynamic_shapes_runs_a_sweep_through_the_ui(sessions_dir: Path) -> None:
     started = time.monotonic()
     at.sidebar.button(key="s_run").click().run()
     assert time.monotonic() - started < 2.0 and any("answered from the cache" in unescaped(i.value) for i in at.info)
+
+
+def test_the_trace_explorer_opens_a_job_rank_by_rank_and_two_jobs_side_by_side() -> None:
+    """The recorded gloo jobs (tests/data/ddp_gloo_*): a row per rank with the figures `analysis.job` gives, the
+    slowest rank called out and offered first, every view of that rank; then eager against compiled."""
+    from fusionviz.analysis.job import job_figures
+    from fusionviz.records.job import read_job
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    at.segmented_control(key="x_open").set_value("A job (a trace per rank)").run()
+    no_errors(at)
+    at.text_input(key="job_a_folder").set_value(str(data / "ddp_gloo_compiled")).run()
+    no_errors(at)
+    expected = job_figures(read_job([data / "ddp_gloo_compiled"]))
+    ranks = next(d.value for d in at.dataframe if "graph_splits_per_step" in d.value.columns)
+    assert list(ranks["rank"]) == [0, 1]
+    assert list(ranks["step_ms"]) == [r.step_ms.median for r in expected.ranks]
+    assert list(ranks["overlap_pct"]) == [r.overlap_pct for r in expected.ranks]
+    assert list(ranks["graph_splits_per_step"]) == [3.0, 3.0]
+    said = " ".join(unescaped(m.value) for m in at.markdown)
+    assert f"slowest rank: **{expected.slowest_rank}**" in said and "2 ranks of a gloo job" in said
+    assert at.selectbox(key="job_rank").value == expected.slowest_rank
+    timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {f"rank {expected.slowest_rank} · rank{expected.slowest_rank}.trace": 54}
+
+    at.toggle(key="job_compare").set_value(True).run()
+    at.text_input(key="job_b_folder").set_value(str(data / "ddp_gloo_eager")).run()
+    no_errors(at)
+    both = next(d.value for d in at.dataframe if "job" in d.value.columns)
+    assert list(both["job"]) == ["A", "B"]
+    assert list(both["graph_splits_per_step"]) == [3.0, 0.0]  # DDP's buckets split only the compiled graph
+    assert sum("graph_splits_per_step" in d.value.columns for d in at.dataframe) == 3  # and each job's ranks
+
+    at.text_input(key="job_b_folder").set_value(str(data)).run()  # sessions beside traces: refused, in a line
+    assert any("schema1_3_h200_linear_ln_gelu_float32.json.gz is not a torch.profiler trace" in unescaped(e.value)
+               for e in at.error)

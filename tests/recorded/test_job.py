@@ -120,3 +120,21 @@ def test_the_slowest_rank_and_the_diverging_step(name: str) -> None:
     assert report["diverging_spread_ms"] == pytest.approx(max(spreads) / 1e3)
     assert {"rank", "file", "steps", "step_ms", "kernels_per_step", "communication_us",
             "overlap_pct"} <= set(report["ranks"][0])
+
+
+def test_inspect_a_folder_gives_every_ranks_run_and_the_job(capsys: pytest.CaptureFixture[str]) -> None:
+    from fusionviz.cli import main
+
+    assert main(["inspect", str(DATA / "ddp_gloo_compiled"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [run["label"] for run in report["runs"]] == ["rank 0 · rank0.trace", "rank 1 · rank1.trace"]
+    assert [run["kernels_per_iteration"] for run in report["runs"]] == [
+        r["kernels_per_step"] for r in report["job"]["ranks"]]
+    expected = job_report(read_job([DATA / "ddp_gloo_compiled"]))
+    assert report["job"] == json.loads(json.dumps(expected))
+    files = [str(DATA / "ddp_gloo_eager" / f"rank{r}.trace.json.gz") for r in (1, 0)]
+    assert main(["inspect", *files]) == 0
+    text = capsys.readouterr().out
+    assert "the job, rank by rank" in text and "slowest rank:" in text
+    table = text.split("the job, rank by rank")[1]
+    assert table.index("rank0.trace.json.gz") < table.index("rank1.trace.json.gz")  # rank order, not the files'

@@ -23,7 +23,7 @@ SMALL = ["--model", "mlp", "--dim", "64", "--batch", "8", "--device", "cpu"]
     (["sweep", *SMALL, "--sizes", "²,2", "--out", "{tmp}/s.json"], "--sizes must be whole numbers"),
     (["sweep", *SMALL, "--buckets", "x", "--out", "{tmp}/s.json"], "--buckets must be whole numbers"),
     (["grid", "--model", "mlp", "--dims", "64,abc", "--batches", "8", "--out", "{tmp}/g.json"], "--dims must be"),
-    (["inspect", "{tmp}"], "is a directory"),
+    (["inspect", "{tmp}/empty"], "holds no trace files"),  # a folder is a job: one trace per rank
     (["inspect", "{tmp}/nothing.json"], "cannot be read"),
     (["inspect", "/dev/zero"], "FUSIONVIZ_MAX_FILE_MB"),
     (["inspect", "{tmp}/top.json", "--top", "0"], "--top takes"),
@@ -31,6 +31,7 @@ SMALL = ["--model", "mlp", "--dim", "64", "--batch", "8", "--device", "cpu"]
 def test_a_mistyped_argument_is_refused_in_one_line(argv: list[str], said: str, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "top.json").write_text('{"traceEvents": []}')
+    (tmp_path / "empty").mkdir()
     assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and err.count("\n") == 1, err

@@ -66,3 +66,23 @@ def test_inspect_text_of_a_trace_without_steps(tmp_path: Path, capsys: pytest.Ca
     assert "per iteration" not in out.split("note:")[0]
     assert "note: The trace has no ProfilerStep" in out
     assert out.count("memory   ") == 1  # the memory operation's line, after the kernels
+
+
+def test_a_grid_session_lists_its_cells_with_node_and_device(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from fusionviz.records.config import RunConfig
+    from fusionviz.records.session import Environment, Grid, GridCell, Session
+
+    cells = [GridCell(dim=64, batch=8, device="cuda:3", node="node-a"),
+             GridCell(dim=128, batch=8, device="cuda:0", node="node-b", error="out of memory")]
+    session = Session(config=RunConfig(model="mlp", modes=("eager", "default")), environment=Environment(),
+                      grid=Grid(dims=[64, 128], batches=[8], cells=cells))
+    assert inspect_report(session, "grid.json")["cells"] == [
+        {"dim": 64, "batch": 8, "node": "node-a", "device": "cuda:3", "error": None},
+        {"dim": 128, "batch": 8, "node": "node-b", "device": "cuda:0", "error": "out of memory"}]
+    path = session.save(tmp_path / "grid.json.gz")
+    assert main(["inspect", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[lines.index("2 grid cells:") + 1:] == ["     dim  batch  node    device  error",
+                                                        "      64      8  node-a  cuda:3",
+                                                        "     128      8  node-b  cuda:0  out of memory"]
