@@ -2,9 +2,11 @@
 big trace (benchmarks/data/transformer_train.trace.json.gz), reproducibly (the same bytes every time).
 
 Each rank is the trace with its first events (in time order) repeated after its end, shifted past it, up to
-`--events` events (ids of the copy offset so that launches still link to their kernels, steps numbered on), every
-time of rank r stretched by 1 + r/100 (rank 3 by a further 8 %: a straggler), and its `distributedInfo` set to
-rank r of an 8-rank NCCL job.
+`--events` events (ids of the copy offset so that launches still link to their kernels, steps numbered on); in
+each step an NCCL all-reduce kernel on a stream of its own over the step's last 40 % (its launch on the step's
+thread), so that communication overlaps the backward pass's kernels as a DDP job's does; every time of rank r
+stretched by 1 + r/100 (rank 3 by a further 8 %: a straggler), and its `distributedInfo` set to rank r of an
+8-rank NCCL job.
 
     .venv/bin/python benchmarks/make_job.py [--out benchmarks/data/job8] [--ranks 8] [--events 200000]
 """
@@ -34,6 +36,7 @@ def make_job(out: Path = DEFAULT_OUT, ranks: int = 8, events: int = 200_000) -> 
     start, end = timed[0]["ts"], max(e["ts"] + e.get("dur", 0) for e in timed)
     last_step = max(int(m.group(1)) for e in base if (m := STEP.match(e.get("name", ""))))
     extra = [_copied(e, end - start + 1000.0, last_step) for e in timed[: max(0, events - len(base))]]
+    extra += _all_reduces(base + extra)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for rank in range(ranks):
@@ -56,6 +59,21 @@ def _copied(e: dict[str, Any], shift: float, last_step: int) -> dict[str, Any]:
     if m := STEP.match(e.get("name", "")):
         copy["name"] = f"ProfilerStep#{int(m.group(1)) + last_step}"
     return copy
+
+
+def _all_reduces(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An NCCL all-reduce per CPU-side step, over its last 40 %, launched by a cudaLaunchKernel as it begins."""
+    gpu = next(e for e in events if e.get("cat") == "kernel")
+    added = []
+    for n, step in enumerate(e for e in events if e.get("cat") == "user_annotation" and STEP.match(e["name"])):
+        corr, begin = 20_000_000 + n, step["ts"] + 0.6 * step["dur"]
+        added.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": step["pid"],
+                      "tid": step["tid"], "ts": begin, "dur": 4.0, "args": {"correlation": corr}})
+        added.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)",
+                      "pid": gpu["pid"], "tid": 99, "ts": begin + 5.0, "dur": 0.4 * step["dur"] - 10.0,
+                      "args": {"correlation": corr, "stream": 99, "device": gpu.get("args", {}).get("device", 0),
+                               "grid": [8, 1, 1], "block": [512, 1, 1]}})
+    return added
 
 
 def _stretched(e: dict[str, Any], start: float, factor: float) -> dict[str, Any]:
