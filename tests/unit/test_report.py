@@ -77,7 +77,7 @@ def test_a_grid_session_lists_its_cells_with_node_and_device(tmp_path: Path,
              GridCell(dim=128, batch=8, device="cuda:0", node="node-b", error="out of memory")]
     session = Session(config=RunConfig(model="mlp", modes=("eager", "default")), environment=Environment(),
                       grid=Grid(dims=[64, 128], batches=[8], cells=cells))
-    assert inspect_report(session, "grid.json")["cells"] == [
+    assert inspect_report(analyse(session), "grid.json")["cells"] == [
         {"dim": 64, "batch": 8, "node": "node-a", "device": "cuda:3", "error": None},
         {"dim": 128, "batch": 8, "node": "node-b", "device": "cuda:0", "error": "out of memory"}]
     path = session.save(tmp_path / "grid.json.gz")
