@@ -40,15 +40,18 @@ MECHANISMS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Bound:
-    """One mode's host time per call against its GPU time, both from the profiled iterations (µs). `host_us` is
-    when the host finished launching the iteration's work (the last launch or op ends), profiler overhead
-    included; `gpu_us` the kernels' summed durations. Host-bound when the host's share is at or above the GPU's.
-    On the CPU there is no device apart from the host: `host_bound` is None."""
+    """One mode's host time per call against its GPU time (µs). `host_us` is the median over the timing rounds of
+    the host's own time per call (the loop that enqueued the calls, `harness.timed_block`: `host_from` "timing");
+    in sessions recorded before it was kept, when the host finished launching a profiled iteration's work
+    (profiler overhead included, which overstates it: "profile"). `gpu_us` is the kernels' summed durations in
+    the profiled iterations. Host-bound when the host's time is at or above the GPU's. On the CPU there is no
+    device apart from the host: `host_bound` is None."""
 
     mode: str
     host_us: float
     gpu_us: float
     host_bound: bool | None
+    host_from: str = "timing"
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,25 @@ def host_time_us(run: ModeRun) -> float:
 def bounds(session: Session) -> dict[str, Bound]:
     """Host-bound or device-bound, for every profiled mode."""
     on_gpu = session.environment.device_kind == "cuda"
+    timed = _host_timing(session)
     found = {}
     for run in session.runs:
         if run.ok and run.summary is not None:
-            host, gpu = host_time_us(run), gpu_time_us(run)
-            found[run.mode] = Bound(run.mode, host, gpu, host >= gpu if on_gpu else None)
+            host, gpu = timed.get(run.mode, host_time_us(run)), gpu_time_us(run)
+            found[run.mode] = Bound(run.mode, host, gpu, host >= gpu if on_gpu else None,
+                                    "timing" if run.mode in timed else "profile")
     return found
+
+
+def _host_timing(session: Session) -> dict[str, float]:
+    """Each mode's median host µs per call over every timing round of every process that kept them."""
+    values: dict[str, list[float]] = {}
+    for p in session.timing.processes if session.timing else []:
+        if p.error is None:
+            for round_ in p.host_rounds:
+                for mode, ms in round_.items():
+                    values.setdefault(mode, []).append(ms * 1e3)
+    return {mode: float(np.median(v)) for mode, v in values.items()}
 
 
 def ladder(session: Session) -> list[Step]:

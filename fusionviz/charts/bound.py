@@ -1,5 +1,5 @@
-"""Host-bound or device-bound, per mode: the host's time per call (when it finished launching the iteration's
-work) beside the GPU's (the kernels' summed durations), and the timed latency. Where the host's bar is the
+"""Host-bound or device-bound, per mode: the host's time per call (enqueueing it in the timing loop; `ladder.Bound`)
+beside the GPU's (the kernels' summed durations), and the timed latency. Where the host's bar is the
 longer, the GPU idles waiting for it: what no roofline shows."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def bound_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -
     labels = [f"<b>{m}</b><br>{'host-bound' if found[m].host_bound else 'device-bound'}"
               if found[m].host_bound is not None else f"<b>{m}</b>" for m in modes]
     fig = go.Figure([
-        go.Bar(y=labels, x=[found[m].host_us for m in modes], orientation="h", name="host: done launching (µs)",
-               marker_color=HOST_COLOUR, hovertemplate="host done after %{x:.1f} µs<extra></extra>"),
+        go.Bar(y=labels, x=[found[m].host_us for m in modes], orientation="h", name="host: enqueueing one call (µs)",
+               marker_color=HOST_COLOUR, hovertemplate="host %{x:.1f} µs per call<extra></extra>"),
         go.Bar(y=labels, x=[found[m].gpu_us for m in modes], orientation="h", name="GPU: kernel time (µs)",
                marker_color=GPU_COLOUR, hovertemplate="kernels ran %{x:.1f} µs<extra></extra>"),
         go.Scatter(y=labels, x=[latencies[m].median * 1e3 if m in latencies else None for m in modes],
@@ -34,7 +34,7 @@ def bound_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -
                    hovertemplate="timed %{x:.1f} µs per call<extra></extra>"),
     ])
     fig.update_layout(barmode="group")
-    fig.update_xaxes(title_text="µs per call (host and GPU from the profiled iterations, profiler overhead included)",
+    fig.update_xaxes(title_text="µs per call (host: the timing loop enqueueing the calls; GPU: profiled kernels)",
                      gridcolor="#EEEEEE", rangemode="tozero")
     fig.update_yaxes(autorange="reversed")
     height = max(settings.chart_px, 120 + settings.lane_px * len(modes))

@@ -228,20 +228,30 @@ def grad_mode(config: RunConfig) -> contextlib.AbstractContextManager[None]:
 
 def time_calls(step: Callable[[], None], device: torch.device, calls: int) -> float:
     """Mean ms per call over `calls` calls: CUDA events on a GPU, perf_counter around synced work on a CPU."""
+    return timed_block(step, device, calls)[0]
+
+
+def timed_block(step: Callable[[], None], device: torch.device, calls: int) -> tuple[float, float]:
+    """Mean ms per call over `calls` calls (as `time_calls`), and the host's own ms per call: perf_counter
+    around the loop that enqueues them, before waiting for the device. A host faster than the GPU finishes its
+    loop early (until the launch queue fills); a host-bound mode's host time is its latency."""
     with _gc_paused():
         if device.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
             start.record()
             for _ in range(calls):
                 step()
             end.record()
+            host_ms = (time.perf_counter() - t0) * 1e3 / calls
             end.synchronize()
-            return start.elapsed_time(end) / calls
+            return start.elapsed_time(end) / calls, host_ms
         t0 = time.perf_counter()
         for _ in range(calls):
             step()
-        return (time.perf_counter() - t0) * 1e3 / calls
+        elapsed = (time.perf_counter() - t0) * 1e3 / calls
+        return elapsed, elapsed
 
 
 @contextlib.contextmanager
@@ -275,14 +285,14 @@ def calls_per_block(step: Callable[[], None], device: torch.device) -> int:
 
 
 def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.device,
-                       rounds: int) -> tuple[dict[str, int], list[dict[str, float]]]:
+                       rounds: int) -> tuple[dict[str, int], list[dict[str, float]], list[dict[str, float]]]:
     """Time every step in `rounds` rounds, one block each per round, so that a slow episode of the machine
     hits every mode alike and a ratio within one round stays put. The order rotates from round to round,
     so no mode always runs first. One more round runs first and is dropped: on the GPU machine the first
     block after warm-up ran up to 3x slow. Each block follows a tenth as many untimed calls of its mode: the
     first calls after a switch of mode ran slower (the host's caches hold the other mode's path), which put
-    eager 5–10% above a script that times one mode at a time. Returns the calls per block and each round's
-    ms per call by mode."""
+    eager 5–10% above a script that times one mode at a time. Returns the calls per block, each round's ms per
+    call by mode, and each round's host ms per call by mode (`timed_block`)."""
     calls = {mode: calls_per_block(step, device) for mode, step in steps.items()}
     modes = list(steps)
     timed = []
@@ -292,9 +302,10 @@ def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.devic
         for mode in order:
             for _ in range(max(2, calls[mode] // 10)):
                 steps[mode]()
-            result[mode] = time_calls(steps[mode], device, calls[mode])
+            result[mode] = timed_block(steps[mode], device, calls[mode])
         timed.append(result)
-    return calls, [{mode: result[mode] for mode in modes} for result in timed[1:]]
+    return (calls, [{mode: result[mode][0] for mode in modes} for result in timed[1:]],
+            [{mode: result[mode][1] for mode in modes} for result in timed[1:]])
 
 
 def pinned_core(device: torch.device) -> int | None:

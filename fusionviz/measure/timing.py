@@ -40,6 +40,6 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
             sync(device)
             warm_until_steady(steps[mode], device, config.warmup_calls)
         progress(f"timing process {index + 1}: {config.rounds} rounds of {', '.join(modes)}")
-        calls, rounds = interleaved_rounds(steps, device, config.rounds)
-    return TimingProcess(index=index, rounds=rounds, calls_per_round=calls, pinned_cpu=pinned_core(device),
-                         threads=torch.get_num_threads())
+        calls, rounds, host_rounds = interleaved_rounds(steps, device, config.rounds)
+    return TimingProcess(index=index, rounds=rounds, calls_per_round=calls, host_rounds=host_rounds,
+                         pinned_cpu=pinned_core(device), threads=torch.get_num_threads())

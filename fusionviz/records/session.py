@@ -90,10 +90,13 @@ class TimingProcess:
 
     `rounds[r][mode]` is the mean ms per call of that mode's `calls_per_round[mode]` calls in round r.
     `pinned_cpu` is the one core the timing thread ran on (GPU runs), `threads` torch's CPU thread count.
+    `host_rounds[r][mode]` is the host's own ms per call in the same block: the loop that enqueued the calls,
+    before waiting for the device (empty in older sessions).
     """
 
     index: Int64
     rounds: list[dict[str, Positive]] = field(default_factory=list)
+    host_rounds: list[dict[str, Positive]] = field(default_factory=list)
     calls_per_round: dict[str, Annotated[int, Meta(gt=0, le=INT64 - 1)]] = field(default_factory=dict)
     pinned_cpu: Int64 | None = None
     threads: Int64 = 0

@@ -81,3 +81,15 @@ def test_rungs_that_could_not_run_say_why() -> None:
     assert [(x.step, x.not_applicable) for x in steps] == [("eager → default", None), (
         "eager → eager_cuda_graph", "no CUDA graphs on the CPU")]
     assert bounds(s)["eager"].host_bound is None  # on the CPU the host is the device
+
+
+def test_host_time_comes_from_the_timing_loop_where_it_was_kept() -> None:
+    s = session(EAGER, REDUCE, ms={"eager": [[0.100, 0.100, 0.100]], "reduce-overhead": [[0.040] * 3]})
+    assert bounds(s)["reduce-overhead"].host_from == "profile"  # no host rounds: the profiled iterations' figure
+    assert s.timing is not None
+    # the host enqueued eager's calls in 30 µs each (the GPU took 50) and reduce-overhead's in 40 (the GPU 36)
+    s.timing.processes[0].host_rounds = [{"eager": 0.030, "reduce-overhead": ms} for ms in (0.039, 0.040, 0.041)]
+    found = bounds(s)
+    assert (found["eager"].host_us, found["eager"].host_bound) == (pytest.approx(30.0), False)
+    assert (found["reduce-overhead"].host_us, found["reduce-overhead"].host_bound) == (pytest.approx(40.0), True)
+    assert found["eager"].host_from == "timing"
