@@ -15,7 +15,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from fusionviz.analysis.report import inspect_report
+from fusionviz.analysis.inspection import inspect_report
+from fusionviz.analysis.report import analyse
 from fusionviz.records.files import open_path
 
 
@@ -39,7 +40,7 @@ def ncu_bytes(path: Path) -> tuple[int, int, int] | None:
 
 def summary(path: Path, ncu: Path | None) -> list[str]:
     session = open_path(path)
-    report = inspect_report(session, path.name, top=None)
+    report = inspect_report(analyse(session), path.name, top=None)
     c = session.config
     lines = [f"== {path.name}: {c.model} {c.dim}x{c.batch} {c.dtype}"]
     ceilings = report["ceilings"]

@@ -7,7 +7,7 @@
 # DRAM bytes per kernel with Nsight Compute where `ncu` is on the PATH (NCU=0 to skip; eager and default, one
 # profiled iteration each), and one summary table (scripts/accounting_summary.py) in $OUT/accounting/summary.txt.
 set -uo pipefail
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # scripts/*.py import fusionviz from this checkout
 mkdir -p "$OUT/accounting"
 start=$SECONDS
 modes=eager,eager_cuda_graph,default,reduce-overhead,max-autotune
