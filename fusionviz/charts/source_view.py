@@ -29,7 +29,7 @@ def source_figure(view: SourceView, compiled: ModeRun, settings: ChartSettings =
                         subplot_titles=["eager: µs per line", f"{compiled.mode}: the kernels each line ended in"])
     fig.add_trace(go.Bar(
         x=lines.eager_us, y=[ys[s] for s in lines.source], orientation="h", marker_color=CLASS_COLOURS["aten"],
-        text=[f"{n} kernel{'' if n == 1 else 's'}" for n in lines.eager_kernels], textposition="auto",
+        text=[f"{n} kernel{'' if n == 1 else 's'}" for n in lines.eager_kernels], textposition="auto", textangle=0,
         customdata=[[short_source(s), code, ", ".join(names)] for s, code, names in
                     zip(lines.source, lines.code, lines.eager_names, strict=True)],
         hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>eager: %{x:.1f} µs in %{text}<br>"
