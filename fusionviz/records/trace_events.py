@@ -94,6 +94,8 @@ class _Document(msgspec.Struct, gc=False):
     distributed: Any = msgspec.field(default=None, name="distributedInfo")
 
 
+# What msgspec raises for text that is no JSON: a string whose bytes are not UTF-8 raises UnicodeDecodeError.
+_NOT_JSON = (msgspec.DecodeError, UnicodeDecodeError)
 _DOCUMENT = msgspec.json.Decoder(_Document | list[msgspec.Raw])  # type: ignore[arg-type]
 
 
@@ -125,7 +127,7 @@ def read_trace(raw: bytes | bytearray, name: str, limits: Limits) -> TraceDocume
     text = inflate(raw, name, limits)
     try:
         return read_document(text)
-    except msgspec.DecodeError:  # NaN or 1e400, which the standard library reads, or no JSON: it says what
+    except _NOT_JSON:  # NaN or 1e400, which the standard library reads, or no JSON: it says what
         return from_values(read_json_bytes(text, name))
 
 
@@ -188,7 +190,7 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
         if cut is not None:
             try:
                 _read(b"[" + window[:cut[0] + 1] + b"]", document)
-            except msgspec.DecodeError:
+            except _NOT_JSON:
                 return None
             del window[:cut[1]]
     if head is None:
@@ -202,10 +204,12 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
         if trailing is None:
             return None
         end = int(trailing.group(1)) - 1  # msgspec counts from 1
+    except UnicodeDecodeError:
+        return None
     try:
         _read(rest[:end], document)
         top = _DOCUMENT.decode(head + b"[]" + rest[end:])
-    except msgspec.DecodeError:
+    except _NOT_JSON:
         return None
     if isinstance(top, list):
         return None

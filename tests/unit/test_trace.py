@@ -382,3 +382,23 @@ def test_a_trace_read_in_batches_as_it_inflates_reads_as_its_values(indent: int 
     streamed, loaded = parse_trace(raw), parse_trace(trace)
     assert streamed.kernel_rows == loaded.kernel_rows and len(streamed.kernel_rows) == 1500 * 3
     assert (streamed.cpu_op_rows, streamed.summary) == (loaded.cpu_op_rows, loaded.summary)
+
+
+@pytest.mark.parametrize("zipped", [False, True], ids=["plain", "gzipped"])
+def test_a_string_that_is_not_utf8_is_refused_as_not_json(zipped: bool) -> None:
+    """msgspec raises UnicodeDecodeError, not its DecodeError, for such bytes (found by the fuzz suite)."""
+    from fusionviz.errors import SessionFileError
+    from fusionviz.records.files import open_file
+
+    raw = b'{"traceEvents": [], "kind": "\xff\xfe"}'
+    with pytest.raises(SessionFileError, match="not JSON"):
+        open_file(gzip.compress(raw) if zipped else raw, "odd.json")
+
+
+def test_a_streamed_trace_with_bytes_that_are_not_utf8_is_refused_as_not_json() -> None:
+    from fusionviz.errors import SessionFileError
+    from fusionviz.records.files import open_file
+
+    raw = b'{"traceEvents": [{"ph": "X", "name": "\xff", "ts": 1, "dur": 1}, {"ph": "X"}], "kind": 1}'
+    with pytest.raises(SessionFileError, match="not UTF-8"):
+        open_file(gzip.compress(raw), "odd.json.gz")
