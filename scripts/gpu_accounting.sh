@@ -3,7 +3,8 @@
 #   OUT=/some/dir bash scripts/gpu_accounting.sh
 # Configurations go round-robin to the visible GPUs (GPUS=0,1 to choose), each GPU running its share one run after
 # another, run 1 of every configuration before any run 2; DEADLINE=seconds (default 540) stops starting new runs
-# after that long, so a call with a 10-minute limit ends between runs. Then, for every session written: measured
+# after that long, so a call with a 10-minute limit ends between runs; RUNS="2 3" records only those runs (a later
+# call's share on a one-GPU box). Then, for every session written: measured
 # DRAM bytes per kernel with Nsight Compute where `ncu` is on the PATH (NCU=0 to skip; eager and default, one
 # profiled iteration each), and one summary table (scripts/accounting_summary.py) in $OUT/accounting/summary.txt.
 set -uo pipefail
@@ -23,7 +24,7 @@ IFS=, read -r -a gpus <<<"${GPUS:-$(python3 -c 'import torch; print(",".join(map
 mapfile -t rows < <(configs)
 queue() {  # the runs of GPU number $1: run 1 of its configurations, then run 2, then run 3
   local slot=$1 gpu=${gpus[$1]}
-  for run in 1 2 3; do
+  for run in ${RUNS:-1 2 3}; do
     for i in "${!rows[@]}"; do
       (( i % ${#gpus[@]} == slot )) || continue
       read -r model dim batch dtype <<<"${rows[$i]}"
