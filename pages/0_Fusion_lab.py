@@ -141,4 +141,4 @@ else:
         if grid is not None:
             lab.show_grid(analyse(grid), settings)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
-        lab.show_report(report, settings)
+        lab.show_report(report, settings, live=shown.origin == "live")

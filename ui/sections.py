@@ -110,8 +110,8 @@ def show_kernel_table(report: Report, key: str) -> None:
     every = st.checkbox("All profiled iterations", key=f"{key}_all")
     tables_of = report.runs[run.mode]
     table = tables_of.all_kernel_table if every else tables_of.kernel_table
-    event = tables.show(table, f"{key}_table_{run.mode}_{every}", presentable=False, on_select="rerun",
-                        selection_mode="single-row")
+    event = tables.show(table, state.of_session(f"{key}_table_{run.mode}_{every}", report.key), presentable=False,
+                        on_select="rerun", selection_mode="single-row")
     # The files below are written when their button is clicked, not on every rerun of the page.
     st.download_button("Kernel table (CSV)", lambda: tables.csv_bytes(table), file_name=f"kernels-{run.mode}.csv",
                        mime="text/csv", key=f"{key}_csv_{run.mode}")

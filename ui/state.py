@@ -235,6 +235,16 @@ def scene_picked() -> None:
     st.session_state["story_index"] = st.session_state[SCENE_LIST]
 
 
+# What is chosen in one session -------------------------------------------------------------------------------
+
+def of_session(widget: str, session: str) -> str:
+    """The key of a widget whose choice belongs to the session on screen (a kernel row picked in a table, a
+    kernel clicked on a timeline), made of the session's identity (its report key): another session or a live
+    run gets a widget of its own with nothing chosen, where one key kept the last session's pick and showed a
+    kernel the user never picked there."""
+    return f"{widget}@{session}"
+
+
 # A kernel timeline (by its section's key) --------------------------------------------------------------------
 
 def timeline_step_key(timeline: str) -> str:
@@ -242,9 +252,9 @@ def timeline_step_key(timeline: str) -> str:
     return f"{timeline}_step"
 
 
-def timeline_plot_key(timeline: str) -> str:
-    """The key of a timeline's kept plot."""
-    return f"{timeline}_plot"
+def timeline_plot_key(timeline: str, session: str) -> str:
+    """The key of a timeline's kept plot of the session whose report key is `session` (see `of_session`)."""
+    return of_session(f"{timeline}_plot", session)
 
 
 def timeline_shows(timeline: str, shown: object) -> None:

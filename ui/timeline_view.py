@@ -77,7 +77,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return
-    plot_key = state.timeline_plot_key(key)
+    plot_key = state.timeline_plot_key(key, report.key)
     window = state.timeline_window(key, (every, step))  # another step: start from the whole of it
     if window is not None:  # a callback: the run it starts draws the whole window, without the button
         controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
@@ -100,7 +100,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
     clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
-                          on_box=lambda: _narrow(key))
+                          on_box=lambda: _narrow(key, report.key))
     picked = clicked_kernel(clicked)
     drawn_span = ("the whole trace" if whole else "all profiled iterations" if every else
                   f"iteration {step}" if step is not None else "the steady iteration (of median length)")
@@ -112,9 +112,9 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
             show_code(run, kernel_names(run)[row])
 
 
-def _narrow(key: str) -> None:
+def _narrow(key: str, session: str) -> None:
     """A box drawn on the plot becomes the window (a callback: the rerun it starts draws the new window)."""
-    box = box_of(state.drawn_box(state.timeline_plot_key(key)))
+    box = box_of(state.drawn_box(state.timeline_plot_key(key, session)))
     if box is not None:
         state.set_timeline_window(key, box)
 
