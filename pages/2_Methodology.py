@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, methodology
-from fusionviz.analysis.report import analyse
+from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, Methodology, methodology
+from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import NaiveRun, SessionRun
@@ -17,6 +17,7 @@ from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
 from fusionviz.records.session import NaiveResult, Session
 from ui import backend, sections, state, tables
 from ui.page import setup_page
+from ui.text import plain
 
 settings = setup_page(
     "Methodology",
@@ -65,19 +66,33 @@ if st.button("Measure both ways", type="primary", key="m_run"):
 for slot in ("m_proper", "m_naive"):  # followed on every run, so a rerun while waiting loses nothing
     backend.follow(slot)
 
+def show(report: Report, against: Methodology | None) -> None:
+    """The naive loop against the proper measurement of `report`'s session: its chart, table and note."""
+    sections.show_source(report)
+    sections.show_run_problems(report.session)
+    if against is None or against.note is None:
+        st.info(f"{plain(against.naive.mode if against else mode)} did not run properly here, so there is nothing "
+                "to compare.")
+        return
+    sections.chart(methodology_figure(against.table, settings), "methodology", stamp=report.source.stamp)
+    tables.show(against.table, "m_table", helps=METHODOLOGY_COLUMNS)
+    st.caption(plain(against.note))
+
+
 naive: NaiveResult | None = state.result(naive_run.key)
 proper: Session | None = state.result(proper_run.key)
-if naive is None or proper is None:
-    st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, sizes "
-            "and mode (a few seconds to half a minute on the CPU).")
-else:
+if naive is not None and proper is not None:
     report = analyse(proper)
-    sections.show_source(report)
-    sections.show_run_problems(proper)
-    against = methodology(report, naive)
-    if against is None or against.note is None:
-        st.info(f"{mode} did not run properly here, so there is nothing to compare.")
+    show(report, methodology(report, naive))
+else:
+    recorded = {name: s for name, s in backend.library()[0].items() if s.naive is not None and s.runs}
+    if recorded:  # a session recorded with the naive loop says as much as a run here, until one is made
+        name = st.selectbox("Recorded with the naive loop", list(recorded), key="m_recorded",
+                            help="Sessions of the recorded library (sessions/) that ran the naive snippet too")
+        st.caption("Shown until you measure here: **Measure both ways** runs the naive loop and the proper "
+                   "measurement on this machine, on the model, sizes and mode above.")
+        report = analyse(recorded[name])
+        show(report, report.methodology)
     else:
-        sections.chart(methodology_figure(against.table, settings), "methodology")
-        tables.show(against.table, "m_table", helps=METHODOLOGY_COLUMNS)
-        st.caption(against.note)
+        st.info("Press **Measure both ways**: the naive loop and the proper measurement run on the same model, "
+                "sizes and mode (a few seconds to half a minute on the CPU).")

@@ -15,11 +15,14 @@ from fusionviz.errors import ConfigError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import SweepRun
 from fusionviz.records.config import DTYPES, MAX_SWEEP_CALLS, SWEEP_STRATEGIES, RunConfig, SweepRequest, parse_sizes
+from fusionviz.records.session import Session
 from ui import backend, sections, state, sweep_view
 from ui.page import setup_page
 from ui.text import plain
 
 SEQUENCE = "sequence length"  # only models whose seq is a sequence length are swept over it
+DEFAULTS = {"s_model": "mlp", "s_dim": 64, "s_batch": 32, "s_sizes": "8, 16, 24, 32, 8, 16, 24, 32",
+            "s_strategies": ["static", "dynamic", "automatic"]}
 
 settings = setup_page(
     "Dynamic shapes",
@@ -29,16 +32,17 @@ settings = setup_page(
 
 def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
     """The sweep's widgets; a typed list that does not parse shows its error and leaves the sizes empty."""
+    state.default_widgets(DEFAULTS)  # through the session, since `follow` sets them too
     with st.sidebar:
         st.header("Sweep")
-        model = st.selectbox("Model", list(CATALOG), index=list(CATALOG).index("mlp"), key="s_model")
+        model = st.selectbox("Model", list(CATALOG), key="s_model")
         info = CATALOG[model]
         st.caption(info.purpose)
         has_seq = info.seq_label == SEQUENCE
-        dim = int(st.number_input("Hidden size (dim)", 8, 8192, 64, key="s_dim"))
-        batch = int(st.number_input("Batch", 1, 65536, 32, key="s_batch"))
-        seq = int(st.number_input("Sequence length", 1, 16384, info.default_seq or 128, key=f"s_seq_{model}")) \
-            if has_seq else None
+        dim = int(st.number_input("Hidden size (dim)", 8, 8192, key="s_dim"))
+        batch = int(st.number_input("Batch", 1, 65536, key="s_batch"))
+        state.default_widgets({f"s_seq_{model}": info.default_seq or 128})
+        seq = int(st.number_input("Sequence length", 1, 16384, key=f"s_seq_{model}")) if has_seq else None
         dtype = st.selectbox("dtype", DTYPES, key="s_dtype")
         names = {d.device: d.name for d in backend.devices_or_cpu()}
         device = st.selectbox("Device", list(names), format_func=lambda d: f"{d}: {names[d]}", key="s_device")
@@ -49,7 +53,7 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
         sizes: list[int] = []
         calls = 12
         if schedule == "list":
-            text = st.text_input(f"{dimension} of each call", "8, 16, 24, 32, 8, 16, 24, 32", key="s_sizes",
+            text = st.text_input(f"{dimension} of each call", key="s_sizes",
                                  help=f"up to {MAX_SWEEP_CALLS} calls")
             try:
                 sizes = parse_sizes(text)
@@ -58,8 +62,7 @@ def sidebar() -> tuple[RunConfig, SweepRequest, bool]:
                 sizes = []
         else:
             calls = int(st.number_input("Calls", 1, MAX_SWEEP_CALLS, 12, key="s_calls"))
-        strategies = st.multiselect("Strategies", list(SWEEP_STRATEGIES), default=["static", "dynamic", "automatic"],
-                                    key="s_strategies")
+        strategies = st.multiselect("Strategies", list(SWEEP_STRATEGIES), key="s_strategies")
         st.caption("  \n".join(f"**{s}**: {SWEEP_STRATEGIES[s]}" for s in strategies))
         buckets: list[int] = []
         if "buckets" in strategies:
@@ -84,6 +87,26 @@ def run(config: RunConfig, request: SweepRequest) -> backend.Finished | None:
                               "The sweep did not run")
 
 
+def follow(shown: Session, identity: str) -> None:
+    """The sidebar set to the sweep on screen, once per sweep shown (where it offers the values): a recorded
+    transformer_block sweep over seq was shown beside an mlp / batch sidebar. Reruns when anything changes."""
+    c, sweep = shown.config, shown.sweep
+    assert sweep is not None
+    values: dict[str, object] = {}
+    if c.model in CATALOG:
+        has_seq = CATALOG[c.model].seq_label == SEQUENCE
+        values = {"s_model": c.model, "s_dim": c.dim, "s_batch": c.batch, f"s_dimension_{c.model}": sweep.dimension,
+                  "s_schedule": "list", "s_sizes": ", ".join(map(str, sweep.schedule)),
+                  "s_strategies": [s.strategy for s in sweep.strategies if s.strategy in SWEEP_STRATEGIES]}
+        if has_seq and c.seq:
+            values[f"s_seq_{c.model}"] = c.seq
+        if c.dtype in DTYPES:
+            values["s_dtype"] = c.dtype
+    if state.follow_next_run("sweep", identity, values):
+        st.rerun()
+
+
+state.follow_shown("sweep")
 config, request, clicked = sidebar()
 finished = run(config, request) if clicked else backend.follow("sweep")  # or a run this user waited for
 if finished:
@@ -95,7 +118,9 @@ if shown is None:
     st.info("Nothing to show yet: choose a model, a schedule and strategies in the sidebar and press **Run** "
             "(mlp dim 64 over a few batch sizes takes about half a minute on the CPU), or upload a sweep file.")
 else:
-    st.info(f"You are looking at {what}. Change the sidebar and press **Run** to sweep on this machine.")
+    follow(shown, f"{state.sweep_source()}|{what}")
+    st.info(f"You are looking at {what}; the sidebar shows its configuration. Change it and press **Run** to "
+            "sweep on this machine.")
     report = analyse(shown)
     sections.show_source(report)
     st.markdown(sweep_view.describe(shown))

@@ -202,6 +202,24 @@ def set_sweep_source(source: str) -> None:
     st.session_state[SWEEP_SOURCE] = source
 
 
+def follow_next_run(page: Page, identity: str, values: Mapping[str, object]) -> bool:
+    """Ask for the widgets of these keys to be set to `values` at the start of the next run (`follow_shown`),
+    once per `identity` put on `page`, so the user's edits stay: for a page whose widgets are drawn before it
+    knows what it shows. True when asked for (the caller reruns); False when already done or nothing changes."""
+    if st.session_state.get(f"followed_{page}") == identity:
+        return False
+    st.session_state[f"followed_{page}"] = identity
+    changed = {key: value for key, value in values.items() if st.session_state.get(key) != value}
+    if changed:
+        st.session_state[f"follow_{page}"] = changed
+    return bool(changed)
+
+
+def follow_shown(page: Page) -> None:
+    """Set the widgets asked for by `follow_next_run`, before they are drawn."""
+    set_widgets(st.session_state.pop(f"follow_{page}", {}))
+
+
 # The story's scene -------------------------------------------------------------------------------------------
 
 def scene() -> int:

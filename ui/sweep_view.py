@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.analysis.report import Report
-from fusionviz.analysis.sources import find_source, kernel_signature, size_arguments, source_diff
+from fusionviz.analysis.sources import find_source, kernel_signature, pinned_sizes, size_arguments, source_diff
 from fusionviz.analysis.sweep import SWEEP_SUMMARY_COLUMNS, SweepReport, strategy_kernel_diff
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
@@ -133,12 +133,19 @@ def show_kernels(report: Report) -> None:
             st.markdown(f"**{plain(run.strategy)}**: " + (
                 "takes its size as an argument: " + ", ".join(f"`{s}`" for s in sizes) if sizes  # identifiers
                 else "sizes are constants baked into the kernel"))
-            st.code(kernel_signature(source), language="python" if name.startswith("triton_") else "cpp",
-                    wrap_lines=True)
+            pinned = pinned_sizes(source)  # the body's constants: a static signature can read as a dynamic one
+            st.code("\n".join([kernel_signature(source), *(f"    {line}  # in the body" for line in pinned)]),
+                    language="python" if name.startswith("triton_") else "cpp", wrap_lines=True)
             with st.expander(f"Whole source under {plain(run.strategy)}"):
                 st.code(source, language="python" if name.startswith("triton_") else "cpp", line_numbers=True,
                         height=420)
     source_a, source_b = sources[a.strategy], sources[b.strategy]
+    if source_a and source_b and source_a == source_b:
+        st.caption(f"{plain(name)} is the same kernel, line for line, under both strategies.")
+    elif (source_a and source_b and kernel_signature(source_a) == kernel_signature(source_b)
+          and size_arguments(source_a) != size_arguments(source_b)):
+        st.caption("The two signatures are the same (Triton lists `xnumel` either way): what differs is whether "
+                   "the body sets the size to a constant, shown under each signature, and the lines below.")
     if source_a and source_b and source_a != source_b:
         st.markdown("**Lines that differ**")
         st.code(source_diff(source_a, source_b, a.strategy, b.strategy), language="diff", height=320)

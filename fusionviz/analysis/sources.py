@@ -32,11 +32,22 @@ def size_arguments(source: str) -> list[str]:
     A Triton kernel always lists `xnumel`, but a static one overwrites it with a constant in its body;
     only parameters the body does not pin to a number count.
     """
+    pinned = {line.split("=")[0].strip() for line in pinned_sizes(source)}
+    return [p for p in _parameters(source) if _SIZE_PARAM.match(p) and p not in pinned]
+
+
+def pinned_sizes(source: str) -> list[str]:
+    """The body's lines that set a size parameter to a constant (`xnumel = 4096`): where a static kernel
+    differs from a dynamic one whose signature reads the same."""
+    params = set(_parameters(source))
+    return [line.strip() for line in re.findall(r"^\s+\w+ = -?\d+\s*$", source, re.MULTILINE)
+            if line.split("=")[0].strip() in params and _SIZE_PARAM.match(line.split("=")[0].strip())]
+
+
+def _parameters(source: str) -> list[str]:
     signature = kernel_signature(source)
     inner = signature[signature.find("(") + 1:signature.rfind(")")]
-    params = [p.split(":")[0].split()[-1].strip("*&") for p in inner.split(",") if p.strip()]
-    pinned = set(re.findall(r"^\s+(\w+) = -?\d+\s*$", source, re.MULTILINE))
-    return [p for p in params if _SIZE_PARAM.match(p) and p not in pinned]
+    return [p.split(":")[0].split()[-1].strip("*&") for p in inner.split(",") if p.strip()]
 
 
 def source_diff(a: str, b: str, label_a: str, label_b: str) -> str:

@@ -19,15 +19,16 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 MLP = "h200_mlp_512x256_float32.json.gz"  # default is slower than eager (0.58×) and adds kernels
 CHAIN = "h200_pointwise_chain_256x256_float32.json.gz"  # every compiled mode faster
+SWEEP = "h200_sweep_transformer_block_seq.json.gz"  # transformer_block over seq
 TIMEOUT = 120
 
 
 @pytest.fixture
 def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A library of two recorded H200 sessions, the mlp one first (by name)."""
+    """A library of two recorded H200 sessions, the mlp one first (by name), and a shape sweep."""
     folder = tmp_path / "sessions"
     folder.mkdir()
-    for name in (MLP, CHAIN):
+    for name in (MLP, CHAIN, SWEEP):
         shutil.copy(ROOT / "sessions" / name, folder / name)
     monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
     return folder
@@ -82,3 +83,44 @@ def test_a_kernel_row_picked_in_one_session_is_not_picked_in_the_next(library: P
     at.sidebar.selectbox(key="lab_library").select(CHAIN).run()
     assert not at.exception
     assert not kernel_shown(at), kernel_shown(at)  # another session: nothing picked in it yet
+
+
+def test_methodology_shows_a_recorded_naive_loop_before_anything_is_measured(library: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/2_Methodology.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="m_recorded").value == MLP  # the one session recorded with the naive loop
+    report = analyse(open_file(read_file(library / MLP), MLP))
+    assert report.methodology is not None and report.methodology.note
+    table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
+    assert list(table.naive) == list(report.methodology.table.naive)
+    assert any(unescaped(c.value) == report.methodology.note for c in at.caption)
+    assert not any("Press **Measure both ways**" in i.value for i in at.info)
+
+
+def test_the_dynamic_shapes_sidebar_shows_the_sweep_on_screen(library: Path) -> None:
+    sweep = open_file(read_file(library / SWEEP), SWEEP)
+    assert sweep.sweep is not None and sweep.config.model == "transformer_block" and sweep.sweep.dimension == "seq"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/3_Dynamic_shapes.py").run()
+    assert not at.exception and not at.error and not at.warning
+    side = at.sidebar
+    assert side.selectbox(key="s_model").value == "transformer_block"
+    assert side.radio(key="s_dimension_transformer_block").value == "seq"
+    assert (side.number_input(key="s_dim").value, side.number_input(key="s_batch").value) == (
+        sweep.config.dim, sweep.config.batch)
+    assert side.text_input(key="s_sizes").value == ", ".join(map(str, sweep.sweep.schedule))
+    assert side.multiselect(key="s_strategies").value == [s.strategy for s in sweep.sweep.strategies]
+    side.number_input(key="s_dim").set_value(32).run()  # the user's edit stays: followed once per sweep shown
+    assert at.sidebar.number_input(key="s_dim").value == 32
+
+
+def test_a_plain_traces_timeline_caption_speaks_of_traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    trace = "h200_linear_ln_gelu_fp32_default.trace.json.gz"
+    shutil.copy(ROOT / "tests" / "data" / trace, folder / trace)
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    at = lab(folder)
+    (caption,) = [unescaped(c.value) for c in at.caption if "lane is the CPU" in unescaped(c.value)]
+    assert caption.startswith("Each block is one trace") and "mode" not in caption and "graph break" not in caption
