@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import warm
+
+warm.start()  # once per app process: the worker, the library and the first session's figures, in the background
 PAGES = [
     st.Page("pages/0_Fusion_lab.py", title="Fusion lab", icon=":material/science:", default=True),
     st.Page("pages/4_Story.py", title="Story", icon=":material/slideshow:"),

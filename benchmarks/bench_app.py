@@ -10,6 +10,13 @@ answer on this machine and browser; and Plotly alone, redrawing one plot from on
 (`Plotly.react` on a blank page, no server). What fusionviz adds is the difference.
 
     .venv/bin/python benchmarks/bench_app.py [TRACE] [--rounds 3]
+    .venv/bin/python benchmarks/bench_app.py --visit [--checkout OTHER ...] [--rounds 3]
+
+`--visit` times a first visit instead (issue 22), on the recorded library, for this checkout and each other
+`--checkout` given (a worktree of the code before a change: before and after in one run): page load to the first
+chart on a freshly started server, a session switch, the presentation toggle, a view switch in presentation
+mode, a story step and a page switch; its peer, started fresh in the same run, is Streamlit alone drawing the
+lab's latency chart (a figure kept in a file) and swapping it for another session's on a checkbox.
 
 The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
 is the median of `--rounds`.
@@ -183,13 +190,13 @@ def write_peer(folder: Path, trace: Path) -> Path:
     return folder / "peer.py"
 
 
-def serve(script: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    """`streamlit run script` on a free port, as a user starts it (the project's .streamlit/config.toml
+def serve(script: Path, env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.Popen[bytes], str]:
+    """`streamlit run script` on a free port, as a user starts it (the checkout's .streamlit/config.toml
     applies: run from the checkout)."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.port",
-         str(port), "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+         str(port), "--browser.gatherUsageStats", "false"], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     return server, f"http://127.0.0.1:{port}"
 
@@ -264,11 +271,142 @@ def plotly_round(page: Page, folder: Path, times: dict[str, list[float]], switch
             page.evaluate(PLOTLY_REDRAW, ["present", "one"]))
 
 
+VISIT_PEER_APP = """
+import pathlib
+
+import plotly.io as pio
+import streamlit as st
+
+HERE = pathlib.Path(__file__).parent
+other = st.checkbox("Another session")
+st.plotly_chart(pio.from_json((HERE / ("other.json" if other else "first.json")).read_text()), key="peer")
+"""
+
+CHART_DRAWN = "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1"
+FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
+
+
+def visit_peer(folder: Path) -> Path:
+    """Streamlit alone: the lab's latency chart of the first session and of another, as files it swaps."""
+    sys.path.insert(0, str(ROOT))
+    from fusionviz.analysis.report import analyse
+    from fusionviz.charts.latency import latency_figure
+    from fusionviz.charts.style import ChartSettings
+    from fusionviz.records.session import Session
+
+    for name, session in (("first.json", FIRST_SESSION), ("other.json", OTHER_SESSION)):
+        report = analyse(Session.load(ROOT / "sessions" / session))
+        (folder / name).write_text(latency_figure(report, ChartSettings()).to_json())
+    (folder / "peer.py").write_text(VISIT_PEER_APP)
+    return folder / "peer.py"
+
+
+def first_chart(page: Page, url: str) -> float:
+    """Seconds from asking for the page (the server just started and answering) to its first chart drawn."""
+    open_page(page, f"{url}/_stcore/health")  # the server is up; nothing has run a script yet
+    started = time.perf_counter()
+    page.goto(url, timeout=TIMEOUT_MS)
+    page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
+    return time.perf_counter() - started
+
+
+def verdict_of(session: str) -> str:
+    """The lab showing `session`: its name in the source line, and its charts drawn."""
+    return text_shown(session) + " && " + CHART_DRAWN
+
+
+def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) -> None:
+    """A first visit's clicks on a server already warm: page load, a session switch and back, the
+    presentation toggle, a view switch in presentation mode, a story step and a page switch."""
+    record = times.setdefault
+    started = time.perf_counter()
+    page.goto(url, timeout=TIMEOUT_MS)
+    page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
+    idle(page)
+    record(f"{name}: page load to the lab drawn (server warm)", []).append(time.perf_counter() - started)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    for session in (OTHER_SESSION, FIRST_SESSION):
+        box = sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session")
+        box.click()  # the list opens in the browser alone: timed from the choice
+        option = page.get_by_role("option", name=session)
+        record(f"{name}: session switch", []).append(timed(page, option.click, verdict_of(session)))
+    flip = key_flip(page, "Presentation")
+    record(f"{name}: presentation toggle on", []).append(timed(
+        page, flip, "!!document.querySelector('.st-key-present_view')"))
+    views = page.locator(".st-key-present_view")
+    record(f"{name}: view switch (presentation: to the timeline)", []).append(timed(
+        page, lambda: views.get_by_text("Timeline", exact=True).click(), timeline_title("Kernel timeline")))
+    record(f"{name}: view switch (presentation: back to the verdict)", []).append(timed(
+        page, lambda: views.get_by_text("Verdict", exact=True).click(), "!(" + timeline_title("Kernel timeline")
+        + ") && " + CHART_DRAWN))
+    record(f"{name}: presentation toggle off", []).append(timed(
+        page, flip, "!document.querySelector('.st-key-present_view')"))
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    record(f"{name}: page switch to the Story", []).append(timed(
+        page, lambda: nav.get_by_text("Story").click(), "!!document.querySelector('.st-key-story_next') && "
+        + CHART_DRAWN))
+    at = page.locator(".st-key-story_next button")
+    for _ in range(2):
+        before = page.evaluate("document.body.innerText.length")
+        record(f"{name}: story step", []).append(timed(
+            page, at.click, f"document.body.innerText.length !== {before} && " + CHART_DRAWN))
+
+
+def visit(args: argparse.Namespace) -> int:
+    """The first-visit benchmark (`--visit`): each checkout on a freshly started server, then its clicks."""
+    folder = Path(tempfile.mkdtemp(prefix="fusionviz-visit-"))
+    checkouts = [("this checkout", ROOT)] + [(Path(c).name, Path(c).resolve()) for c in args.checkout]
+    times: dict[str, list[float]] = {}
+    servers: list[subprocess.Popen[bytes]] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            peer, peer_url = serve(visit_peer(folder), dict(os.environ))
+            servers.append(peer)
+            times["peer: Streamlit alone, first chart on a fresh server"] = [first_chart(page, peer_url)]
+            box = page.get_by_text("Another session").first
+            for _ in range(args.rounds):
+                for _ in range(2):
+                    times.setdefault("peer: Streamlit alone, swapping the chart", []).append(
+                        timed(page, box.click, CHART_DRAWN))
+            for name, root in checkouts:
+                env = {k: v for k, v in os.environ.items() if k != "FUSIONVIZ_SESSIONS_DIR"}
+                server, url = serve(root / "app.py", env, cwd=root)
+                servers.append(server)
+                times[f"{name}: first chart on a fresh server"] = [first_chart(page, url)]
+                idle(page)
+                for _ in range(args.rounds):  # each round a visitor of its own (the story collapses the sidebar)
+                    visitor = browser.new_context(viewport={"width": 1920, "height": 1080})
+                    visit_round(visitor.new_page(), url, name, times)
+                    visitor.close()
+                print(f"{name} done: " + "; ".join(f"{k}: {v}" for k, v in times.items() if k.startswith(name)),
+                      file=sys.stderr, flush=True)
+            version = browser.version
+            browser.close()
+    finally:
+        for process in servers:
+            process.terminate()
+            process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"\nChromium {version} at 1920 × 1080, streamlit run app.py; seconds, median of {args.rounds} "
+          "(min–max):\n")
+    print("| action | seconds |\n|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) |")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--visit", action="store_true", help="time a first visit on the recorded library")
+    parser.add_argument("--checkout", action="append", default=[],
+                        help="with --visit: another checkout to time in the same run (the code before a change)")
     args = parser.parse_args()
+    if args.visit:
+        return visit(args)
     folder = Path(tempfile.mkdtemp(prefix="fusionviz-bench-"))
     trace = folder / Path(args.trace).name
     shutil.copy(args.trace, trace)

@@ -8,7 +8,7 @@ from typing import Literal
 import streamlit as st
 
 from fusionviz.analysis.grid import GRID_COLUMNS
-from fusionviz.analysis.report import Report
+from fusionviz.analysis.report import Report, analyse
 from fusionviz.analysis.summary import SUMMARY_COLUMNS
 from fusionviz.analysis.timing import Verdict
 from fusionviz.analysis.verdict import spread_words
@@ -20,7 +20,8 @@ from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
-from ui import on_screen, sections, story, tables
+from ui import on_screen, sections, story, tables, timeline_view
+from ui.memo import memo
 from ui.text import plain
 
 # a session's views; a crossover grid's heat map besides
@@ -85,11 +86,13 @@ def show_collapse(report: Report, settings: ChartSettings, *, animated: bool) ->
     collapse, stamp = report.collapses[compiled.mode], report.source.stamp
     if animated:
         seconds = story.pace("lab_pace")
-        sections.chart(collapse_animation(collapse, settings, seconds=seconds), "animation", stamp=stamp)
+        sections.chart(memo(collapse, ("animation", settings, seconds),
+                            lambda: collapse_animation(collapse, settings, seconds=seconds)), "animation", stamp=stamp)
         st.caption("① back to eager · ② the eager kernels move onto the kernel that absorbs them · ③ they merge "
                    "into it. The slider steps through it frame by frame.")
     else:
-        sections.chart(collapse_figure(collapse, settings), "collapse", stamp=stamp)
+        sections.chart(memo(collapse, ("figure", settings), lambda: collapse_figure(collapse, settings)), "collapse",
+                       stamp=stamp)
 
 
 def show_grid(grid: Report, settings: ChartSettings) -> None:
@@ -167,19 +170,23 @@ def show_report(report: Report, settings: ChartSettings, *, live: bool = False) 
     left, right = st.columns(2)
     with left:
         if report.timed:
-            sections.chart(latency_figure(report, settings), "latency", stamp=stamp)
+            sections.chart(memo(report, ("latency", settings), lambda: latency_figure(report, settings)), "latency",
+                           stamp=stamp)
         else:
             st.info("No latency bars: plain profiler traces carry no timing outside the profiler, which slows "
                     "every call. Compare kernels here; time the two with `python -m fusionviz run` for speed.")
     with right:
-        sections.chart(metrics_figure(report, settings), "metrics", stamp=stamp)
+        sections.chart(memo(report, ("metrics", settings), lambda: metrics_figure(report, settings)), "metrics",
+                       stamp=stamp)
     with st.expander("All numbers per mode"):
         tables.show(report.summary, "lab_summary", helps=SUMMARY_COLUMNS)
     st.subheader("Kernel timeline")
     sections.show_timeline(report, "timeline")
     st.subheader("What fused into what")
     show_collapse(report, settings, animated=False)
-    with st.expander("Animated: from eager to compiled (for talks)"):
+    # Drawn when asked for: an expander runs its content on every rerun, and the animation's frames were 4 s of
+    # the 7 s a session switch took (1.9 s more to stamp them).
+    if st.toggle("Animated: from eager to compiled (for talks)", key="lab_animation"):
         show_collapse(report, settings, animated=True)
     show_methodology(report, settings)
     st.subheader("Graph breaks")
@@ -194,3 +201,16 @@ def show_report(report: Report, settings: ChartSettings, *, live: bool = False) 
     if session.source != "trace":
         st.subheader("Downloads")
         sections.show_downloads(session, "downloads")
+
+
+def warm(session: Session) -> None:
+    """Build what the report of `session` draws first at the desk into the caches it reads (ui/warm.py): the
+    analysis, the latency and metrics charts stamped with their source, and the timeline."""
+    report, settings = analyse(session), ChartSettings()
+    report.verdict, report.summary, report.warnings  # noqa: B018 (each part is computed when first asked for)
+    if report.timed:
+        sections.stamped_figure(memo(report, ("latency", settings), lambda: latency_figure(report, settings)),
+                                report.source.stamp, settings)
+    sections.stamped_figure(memo(report, ("metrics", settings), lambda: metrics_figure(report, settings)),
+                            report.source.stamp, settings)
+    timeline_view.warm(report, "timeline")

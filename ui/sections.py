@@ -58,12 +58,18 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
     if stamp:
-        fig = stamped(fig, stamp, settings)
+        fig = stamped_figure(fig, stamp, settings)
     config = camera_options(settings, f"fusionviz-{key}")
     if selectable:
         return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
                                selection_mode="points", config=config)
     return st.plotly_chart(fig, key=key, config=config)
+
+
+def stamped_figure(fig: Any, stamp: str, settings: ChartSettings) -> Any:
+    """`fig` with its source stamp, made once per figure object (the figures the lab keeps are drawn again on
+    every rerun)."""
+    return memo(fig, ("stamped", stamp, settings), lambda: stamped(fig, stamp, settings))
 
 
 def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:

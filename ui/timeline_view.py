@@ -72,8 +72,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
         step = None if step == representative else step
     search = controls[-2].text_input("Highlight kernels named", key=f"{key}_search",
                                      placeholder="part of a kernel name, e.g. gemm")
-    bars = memo(session, ("bars", every, step),
-                lambda: timeline_bars(session, all_iterations=every, iteration=step, tables=frames))
+    bars = _bars(report, every, step)
     if bars.empty:
         st.info("No mode has kernels to draw.")
         return
@@ -83,33 +82,66 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
         controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
                             on_click=state.set_timeline_window, args=(key, None))
 
-    whole = all(r.summary is not None and r.summary.iterations_from == "trace" for r in runs)
-    title = ("Kernel timeline: the whole trace" if whole else
-             "Kernel timeline: all profiled iterations" if every else
-             f"Kernel timeline: iteration {step}" if step is not None else None)
-    desk, presented = ChartSettings(), ChartSettings.presentation()
-    drawn = memo(session, ("figure", every, step, window),
-                 lambda: timeline_figure(session, bars, desk, title, window=window))
+    drawn = _figure(report, bars, every, step, window)
     fig = drawn if not search.strip() else memo(  # the figure drawn already, with one layer more
         session, ("highlighted", every, step, window, search.strip()),
         lambda: highlight(drawn, session, bars, search, window=window))
     level = level_of_detail(bars, window)
     zoom = {"scrollZoom": level != "svg"}  # the wheel zooms a large timeline; a small one leaves it to the page
-    present = memo(drawn, ("present", key, level), lambda: Presented.of(
-        timeline_layout(drawn, session, bars, presented), {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
+    present = _presented(report, key, drawn, bars, level)
+    desk = ChartSettings()
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
     clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
                           on_box=lambda: _narrow(key, report.key))
     picked = clicked_kernel(clicked)
+    whole = _whole_trace(report)
     drawn_span = ("the whole trace" if whole else "all profiled iterations" if every else
                   f"iteration {step}" if step is not None else "the steady iteration (of median length)")
-    _caption(level, bars, search, window, drawn_span)
+    _caption(level, bars, search, window, drawn_span, plain_trace=session.source == "trace")
     if picked:
         mode, row = picked
         run = session.run(mode)
         if run is not None:
             show_code(run, kernel_names(run)[row])
+
+
+def _bars(report: Report, every: bool, step: int | None) -> pd.DataFrame:
+    session = report.session
+    return memo(session, ("bars", every, step),  # type: ignore[no-any-return]
+                lambda: timeline_bars(session, all_iterations=every, iteration=step, tables=frames))
+
+
+def _whole_trace(report: Report) -> bool:
+    """Whether every run drawn is a whole trace (one without profiler steps)."""
+    return all(r.summary is not None and r.summary.iterations_from == "trace" for r in report.drawable)
+
+
+def _figure(report: Report, bars: pd.DataFrame, every: bool, step: int | None,
+            window: tuple[float, float] | None) -> Any:
+    session = report.session
+    title = ("Kernel timeline: the whole trace" if _whole_trace(report) else
+             "Kernel timeline: all profiled iterations" if every else
+             f"Kernel timeline: iteration {step}" if step is not None else None)
+    return memo(session, ("figure", every, step, window),
+                lambda: timeline_figure(session, bars, ChartSettings(), title, window=window))
+
+
+def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: str) -> Presented:
+    presented, zoom = ChartSettings.presentation(), {"scrollZoom": level != "svg"}
+    return memo(drawn, ("present", key, level), lambda: Presented.of(  # type: ignore[no-any-return]
+        timeline_layout(drawn, report.session, bars, presented),
+        {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
+
+
+def warm(report: Report, key: str) -> None:
+    """Build what the first draw of this session's timeline (one steady iteration, the whole of it) needs,
+    into the caches it reads (ui/warm.py): its bars, its figure as JSON and its presentation layout."""
+    bars = _bars(report, False, None)
+    if not bars.empty:
+        drawn = _figure(report, bars, False, None, None)
+        memo(drawn, ("json",), drawn.to_json)
+        _presented(report, key, drawn, bars, level_of_detail(bars, None))
 
 
 def _narrow(key: str, session: str) -> None:
@@ -119,11 +151,18 @@ def _narrow(key: str, session: str) -> None:
         state.set_timeline_window(key, box)
 
 
-def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None, span: str) -> None:
+def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None, span: str, *,
+             plain_trace: bool) -> None:
     """What the timeline shows and how to move in it; `span` names the iterations drawn (one, all, the trace)."""
     matches = matching_kernels(bars, search)
     found = (f" **{len(matches):,}** kernels match “{search.strip()}” (marked in red)."
              if search.strip() else "")
+    if level == "svg" and plain_trace:  # no modes, no graph breaks and no generated code to show
+        regions = "; shaded = a compiled region the trace marks" if (bars.lane == "region").any() else ""
+        st.caption("Each block is one trace: kernels coloured by class (one lane per CUDA stream), the thin grey "
+                   f"lane is the CPU (gaps there are Python between ops){regions}. Click a kernel for what it "
+                   "is." + found)
+        return
     if level == "svg":
         st.caption("Each block is one mode: kernels coloured by class (one lane per CUDA stream), the thin grey "
                    "lane is the CPU (gaps there are Python between ops); shaded = compiled region, red ✕ = graph "
