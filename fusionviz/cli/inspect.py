@@ -74,7 +74,8 @@ def inspect_lines(report: dict[str, Any], all_kernels: bool) -> list[str]:
         memory = run["memory_ops_per_iteration"]
         lines.append(f"\n{run['label']} on {run['device']}: {window}, {run['kernels_per_iteration']:g} kernels{each}"
                      + (f" and {memory:g} memory operation{'' if memory == 1 else 's'}" if memory else "")
-                     + (f", GPU busy {busy:.0%}" if busy is not None else ""))
+                     + (f", GPU busy {busy:.0%}" + (" of a timed call" if run["latency_ms"] else "")
+                        if busy is not None else ""))
         if run["latency_ms"]:
             lat, vs = run["latency_ms"], run["speedup"]
             lines.append(f"  latency {lat['median']:.4g} ms per call (p10–p90 {lat['low']:.4g}–{lat['high']:.4g})"
@@ -113,7 +114,14 @@ def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
                Column("busy", ".0f", width=5, suffix="%")]
     rows = [(s["iteration"], s["span_us"], s["kernel_us"], s["host_wait_us"], s["between_kernels_us"],
              s["unattributed_us"], s["busy_pct"]) for s in run["idle"]]
-    return [f"  GPU time of each {unit} (µs; see the README's Definitions):", *table(columns, rows, indent="  ")]
+    lines = [f"  GPU time of each profiled {unit} (µs; busy = kernels over the profiled span; see the README's "
+             "Definitions):", *table(columns, rows, indent="  ")]
+    if run["latency_ms"]:  # the header's busy is over a timed call, which the profiler does not slow
+        spans = sorted(s["span_us"] for s in run["idle"])
+        stretched = spans[len(spans) // 2] / (run["latency_ms"]["median"] * 1000)
+        lines.append(f"  the profiled {unit}s ran {stretched:.1f}x as long as a timed call (median): the profiler's "
+                     "overhead, which is why each one's busy share is lower than the header's")
+    return lines
 
 
 def job_lines(report: dict[str, Any]) -> list[str]:
