@@ -5,6 +5,7 @@ Plain Python over the run's kernel records: `inspect` of a plain trace imports n
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.job import job_report
@@ -30,7 +31,9 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     "min_us", "p50_us", "p99_us", "max_us"}], "distinct_kernels",
     "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
     "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`, and for a grid session `"cells": [{"dim",
-    "batch", "node", "device", "error"}]`, each cell with the host and device it ran on.
+    "batch", "node", "device", "error", "model", "mode", "speedup", "verdict", "eager_busy", "eager_kernels",
+    "kernels"}]` (`_cells`) and its `crossover` sentence.
+
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
     Memcpy/Memset operations; `steps` the kernels of each profiled iteration in order; `excluded_kernels` the
@@ -47,15 +50,22 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
 
     Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
     "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
-    "provenance" where the links to eager come from those records and eager's op lines, else "names"."""
+    "provenance" where the links to eager come from those records and eager's op lines, else "names".
+
+    A crossover grid's runs are in its cells: its `source` names the sizes it spans."""
     session = report.session
     env = session.environment
+    grid = report.grid
     if session.source == "trace":
         source, device = f"torch.profiler trace {name}", env.device_kind
     else:
         c = session.config
-        source = (f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}, {c.dtype}, {c.pass_}, "
-                  f"captured {env.captured_at} on {env.device_name} with torch {env.torch_version}")
+        what = (f"fusionviz crossover grid: {c.model}, {grid.mode} against eager over dim "
+                f"{', '.join(str(d) for d in dict.fromkeys(grid.table.dim))} × batch "
+                f"{', '.join(str(b) for b in dict.fromkeys(grid.table['batch']))}" if grid is not None else
+                f"fusionviz session: {c.model}, dim {c.dim}, batch {c.batch}")
+        source = (f"{what}, {c.dtype}, {c.pass_}, captured {env.captured_at} on {env.device_name} with torch "
+                  f"{env.torch_version}")
         device = env.device_name or c.device
     timed = _timing_report(report)
     costs = session_costs(session, session.ceilings)
@@ -67,9 +77,9 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
         "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                            "matmul_tflops": dict(session.ceilings.matmul_tflops)},
         "ladder": _ladder_report(report)}
-    if session.grid is not None:
-        inspected["cells"] = [{"dim": c.dim, "batch": c.batch, "node": c.node, "device": c.device, "error": c.error}
-                              for c in session.grid.cells]
+    if grid is not None:
+        inspected["cells"] = _cells(report)
+        inspected["crossover"] = grid.sentence
     return inspected
 
 
@@ -80,6 +90,29 @@ def job_inspect_report(job: Job, top: int | None = TOP_KERNELS) -> dict[str, Any
 
     runs = [run for rank in job.ranks for run in inspect_report(analyse(rank.session), rank.file, top)["runs"]]
     return {"source": f"a job of {len(job.ranks)} ranks: {job.source}", "runs": runs, "job": job_report(job)}
+
+
+def _cells(report: Report) -> list[dict[str, Any]]:
+    """Each cell of a crossover grid: where it ran and, from the grid's table (`grid.GRID_COLUMNS`), how the mode
+    did against eager; `speedup` null where the cell did not run."""
+    assert report.session.grid is not None and report.grid is not None
+    grid = report.grid
+    cells = []
+    for cell, row in zip(report.session.grid.cells, grid.table.itertuples(), strict=True):
+        speedup = _number(row.speedup)
+        cells.append({"dim": cell.dim, "batch": cell.batch, "node": cell.node, "device": cell.device,
+                      "error": cell.error, "model": report.session.config.model, "mode": grid.mode,
+                      "speedup": None if speedup is None else {"median": speedup, "low": _number(row.speedup_low),
+                                                               "high": _number(row.speedup_high)},
+                      "verdict": row.verdict, "eager_busy": _number(row.eager_busy),
+                      "eager_kernels": _number(row.eager_kernels), "kernels": _number(row.kernels)})
+    return cells
+
+
+def _number(value: Any) -> float | None:
+    """A table's number as a float; None where the table has none (NaN: the cell did not run)."""
+    number = float(value) if value is not None else math.nan
+    return None if math.isnan(number) else number
 
 
 def _ladder_report(report: Report) -> list[dict[str, Any]]:

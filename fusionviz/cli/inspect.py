@@ -63,6 +63,11 @@ class Inspect:
         return 0
 
 
+GRID = [Column("model", align="<"), Column("dim", "d"), Column("batch", "d"), Column("node", align="<", gap=2),
+        Column("device", align="<", gap=2), Column("mode", align="<"), Column("speedup", width=7, gap=2),
+        Column("p10–p90", width=11), Column("verdict", align="<", gap=2)]
+
+
 def inspect_lines(report: dict[str, Any], all_kernels: bool) -> list[str]:
     lines = [f"{report['source']}"]
     for run in report["runs"]:
@@ -145,11 +150,15 @@ def job_lines(report: dict[str, Any]) -> list[str]:
 
 
 def cell_lines(report: dict[str, Any]) -> list[str]:
-    """A grid session's cells, each with the node and device it ran on."""
+    """A grid session's cells: where each ran, the mode's speedup over eager with its interval and the verdict
+    (the error where a cell did not run), then where the mode wins."""
     cells = report.get("cells")
     if not cells:
         return []
-    columns = [Column("dim", "d", width=6), Column("batch", "d", width=6), Column("node", align="<", gap=2),
-               Column("device", align="<", gap=2), Column("error", align="<", gap=2)]
-    rows = [(c["dim"], c["batch"], c["node"] or "-", c["device"], clip(c["error"] or "", 100)) for c in cells]
-    return [f"\n{len(cells)} grid cells:", *(line.rstrip() for line in table(columns, rows, indent="  "))]
+    mode = cells[0]["mode"]
+    rows = [(c["model"], c["dim"], c["batch"], c["node"] or "-", c["device"], c["mode"],
+             f"{c['speedup']['median']:.3f}x" if c["speedup"] else "-",
+             f"{c['speedup']['low']:.3f}–{c['speedup']['high']:.3f}x" if c["speedup"] else "-",
+             clip(c["error"], 100) if c["error"] else c["verdict"]) for c in cells]
+    return [f"\n{len(cells)} grid cells, {mode} against eager (speedup: eager's time / {mode}'s, the median of paired "
+            "rounds):", *table(GRID, rows, indent="  "), f"  {report['crossover']}"]

@@ -56,3 +56,44 @@ def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
             "assert not {'torch', 'plotly', 'psutil'} & set(sys.modules), 'imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_inspect_lists_every_cell_of_a_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    """A grid session's runs are in its cells: inspect printed one cell's header and nothing of the grid."""
+    from fusionviz.analysis.report import analyse
+    from fusionviz.records.files import open_path
+
+    path = ROOT / "sessions" / "h200_grid_mlp_default.json.gz"
+    table = analyse(open_path(path)).grid.table  # type: ignore[union-attr]
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("fusionviz crossover grid: mlp, default against eager over dim 256, 1024, 4096 × batch "
+                          "16, 256, 4096, float32")
+    cells = [line.split() for line in out.splitlines() if line.startswith("  mlp ")]
+    assert [(int(c[1]), int(c[2]), c[4], c[5], " ".join(c[8:])) for c in cells] == [
+        (int(r.dim), int(r.batch), r.device, "default", r.verdict) for r in table.itertuples()]
+    assert [c[6] for c in cells] == [f"{r.speedup:.3f}x" for r in table.itertuples()]
+    assert [c[7] for c in cells] == [f"{r.speedup_low:.3f}–{r.speedup_high:.3f}x" for r in table.itertuples()]
+    assert "clearly faster than eager at 2 of 9 sizes" in out
+    assert main(["inspect", str(path), "--json"]) == 0
+    inspected = json.loads(capsys.readouterr().out)
+    cells = inspected["cells"]
+    assert len(cells) == 9 and cells[2]["speedup"]["median"] == pytest.approx(table.speedup[2])
+    assert inspected["crossover"].startswith("default is clearly faster than eager at 2 of 9 sizes")
+    assert main(["inspect", str(ROOT / "sessions" / "h200_mlp_512x256_float32.json.gz"), "--json"]) == 0
+    assert "cells" not in json.loads(capsys.readouterr().out)
+
+
+def test_the_readme_says_what_inspect_says_of_the_shipped_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README counted "one size of six" where the shipped grid holds 9 cells with 2 wins."""
+    path = ROOT / "sessions" / "h200_grid_mlp_default.json.gz"
+    assert main(["inspect", str(path), "--json"]) == 0
+    cells = json.loads(capsys.readouterr().out)["cells"]
+    wins = [c for c in cells if c["verdict"] == "faster"]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"finds `default` clearly faster at {len(wins)} of its {len(cells)} sizes" in readme
+    for c in wins:
+        s = c["speedup"]
+        assert f"batch {c['batch']} ({s['median']:.2f}x, " in readme
+        assert f"{s['low']:.2f}–{s['high']:.2f}x)" in readme
+    assert f"clearly slower at {sum(c['verdict'] == 'slower' for c in cells)} " in readme
