@@ -9,15 +9,18 @@ that names the cap and the variable that raises it. The defaults open the larges
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
+
+from isal import isal_zlib  # ISA-L's inflate: zlib's stream API in about a third of its time
 
 from fusionviz.errors import SessionFileError
 
 MB = 1 << 20
 _CHUNK = 1 << 20  # inflated bytes per step: the cap is checked at this granularity
+_INFLATE_ERROR = cast(type[Exception], isal_zlib.error)  # its stub declares an instance, not the class
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,10 @@ def inflated(raw: bytes | bytearray, name: str, limits: Limits | None = None) ->
     rest = raw
     try:
         while rest:
-            stream = zlib.decompressobj(31)
+            if len(rest) >= 4 and (rest[2] != 8 or rest[3] & 0xE0):  # ISA-L waits on a header zlib would refuse
+                raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: its header is not a "
+                                       "gzip member's (deflate, no reserved flags)")
+            stream = isal_zlib.decompressobj(31)
             data = rest
             while True:
                 part = stream.decompress(data, _CHUNK)
@@ -131,5 +137,5 @@ def inflated(raw: bytes | bytearray, name: str, limits: Limits | None = None) ->
             rest = stream.unused_data
             if rest[:2] != b"\x1f\x8b":  # trailing padding after the last member, as gzip itself allows
                 break
-    except zlib.error as exc:
+    except _INFLATE_ERROR as exc:
         raise SessionFileError(f"{name} looks gzipped but cannot be decompressed: {exc}") from None

@@ -246,22 +246,30 @@ def _read(array: Any, document: TraceDocument) -> None:
             raise TraceError("this is not a Chrome trace: its \"traceEvents\" is not a list") from None
         batch = [_one(e, offset + i) for i, e in enumerate(encoded)]
     document.count += len(batch)
-    read = [e for e in batch if e.__class__ is Event and e.cat in READ_CATEGORIES]
-    rest = [e for e in batch if e.__class__ is Event and e.cat not in READ_CATEGORIES]
-    for e in rest:
-        e.cat = LEGACY_CATEGORIES.get(e.cat, e.cat)
-        if e.cat in READ_CATEGORIES:
-            read.append(e)  # out of order: `trace` orders events by time where order matters
+    # One pass: the complete events of the categories read, each sharing one object per distinct name, category,
+    # thread and shapes (tens of thousands of events share a few hundred); torch 1.x's categories renamed and
+    # kept after the rest (`trace` orders events by time where order matters).
+    read: list[Event] = []
+    legacy: list[Event] = []
+    share, shapes, other = document.shared.setdefault, document.shapes, document.other
+    for e in batch:
+        if e.__class__ is not Event:
+            continue
+        cat = e.cat
+        if cat not in READ_CATEGORIES:
+            cat = LEGACY_CATEGORIES.get(cat, cat)
+            if cat not in READ_CATEGORIES:
+                other[cat] += 1
+                continue
+            legacy.append(e)
         else:
-            document.other[e.cat] += 1
-    # One object per distinct name, category, thread and shapes: tens of thousands of events share a few hundred.
-    share, shapes = document.shared.setdefault, document.shapes
-    for e in read:
-        e.name, e.cat, e.tid = share(e.name, e.name), share(e.cat, e.cat), share(e.tid, e.tid)
+            read.append(e)
+        e.name, e.cat, e.tid = share(e.name, e.name), share(cat, cat), share(e.tid, e.tid)
         a = e.args
         if a is not None and len(a.dims):
             text = bytes(a.dims)
             a.dims = shapes.get(text) or shapes.setdefault(text, msgspec.Raw(text))
+    read += legacy
     assert document.events is not None
     document.events += read
 
