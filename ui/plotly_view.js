@@ -11,10 +11,10 @@ function render(Plotly, plot) {
   const shown = plot.fusionvizShown;
   const on = presenting() && shown.present !== null;
   const base = on ? shown.present.layout : shown.layout;
-  // As Streamlit's own charts on the same page: the page's font, the title in bold at the left.
-  const font = { family: getComputedStyle(plot).fontFamily, ...(base.font || {}) };
+  // As Streamlit's own charts on the same page: the title in bold at the left. The font is the figure's own
+  // (charts/style.py): one the toolbar camera's PNG is drawn in too.
   const title = base.title || {};
-  const layout = { ...base, font, autosize: true,
+  const layout = { ...base, autosize: true,
     title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
   plot.fusionvizPresenting = presenting();
   Plotly.react(plot, shown.data, layout, { ...(on ? shown.present.config : shown.config), responsive: true });

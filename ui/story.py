@@ -37,10 +37,18 @@ if (!window.fusionvizClicker) {
 </script>"""
 
 
+CAPTION_EM_PER_CHAR = 0.52  # the widest a character of the page's font runs on average, in em (measured wider
+# than Source Sans' mean so that a caption of capitals and digits fits too)
+
+
 def caption_line(text: str) -> None:
-    """One line of large text; longer text ends in an ellipsis, whole on hover, so the chart never moves."""
-    st.html(f'<div title="{html.escape(text)}" style="font-size: 1.6rem; line-height: 2.3rem; white-space: nowrap; '
-            f'overflow: hidden; text-overflow: ellipsis">{html.escape(text)}</div>')
+    """One line of large text, so the chart never moves: a caption too long for the width it is given (the
+    sidebar open) is set smaller to fit, in the container's width units, and ends in an ellipsis (whole on
+    hover) only past half size, where it was cut to its first words."""
+    fit = f"calc(100cqw / {max(len(text), 1) * CAPTION_EM_PER_CHAR:.1f})"
+    st.html(f'<div style="container-type: inline-size"><div title="{html.escape(text)}" style="font-size: '
+            f'clamp(0.8rem, {fit}, 1.6rem); line-height: 2.3rem; white-space: nowrap; overflow: hidden; '
+            f'text-overflow: ellipsis">{html.escape(text)}</div></div>')
 
 
 def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,

@@ -90,10 +90,31 @@ def render(figures: list[go.Figure], fmt: ImageFormat) -> list[bytes]:
             raise ExportError(f"the browser that draws images failed: {exc}") from exc
 
 
-def image_bytes(fig: go.Figure, fmt: ImageFormat) -> bytes:
-    """One figure as PNG or SVG."""
-    (drawn,) = render([fig], fmt)
+def image_bytes(fig: go.Figure, fmt: ImageFormat, frame: int | None = None) -> bytes:
+    """One figure as PNG or SVG; an animation as the still of one frame (`still`)."""
+    (drawn,) = render([still(fig, frame) if fig.frames else fig], fmt)
     return drawn
+
+
+def still(fig: go.Figure, frame: int | None = None) -> go.Figure:
+    """An animated figure as the picture of one frame: the last (where the animation ends) or `frame` (from 1),
+    without its play buttons and slider, which a picture cannot work and a slide has no room for."""
+    count = len(fig.frames)
+    if frame is not None and not 1 <= frame <= count:
+        raise ExportError(f"the animation has frames 1 to {count}, not {frame}")
+    base = go.Figure(fig)
+    base.layout.updatemenus, base.layout.sliders = (), ()
+    base.frames = ()
+    return _drawn_frame(base, fig.frames[(frame or count) - 1])
+
+
+def _drawn_frame(base: go.Figure, frame: go.Frame) -> go.Figure:
+    """`base` showing `frame`'s traces, and after them the traces the frames leave out (legend-only ones)."""
+    out = go.Figure(base)
+    out.data = []
+    for trace in [*frame.data, *base.data[len(frame.data):]]:
+        out.add_trace(trace)
+    return out
 
 
 def html_bytes(fig: go.Figure, title: str) -> bytes:
@@ -112,13 +133,8 @@ def gif_bytes(fig: go.Figure, frame_ms: int = 100, hold_ms: int = 1500) -> bytes
 
     base = go.Figure(fig)
     base.layout.updatemenus, base.layout.sliders = (), ()  # a GIF has nothing to click
-    pictures = []
-    for frame in fig.frames:
-        still = go.Figure(base)
-        still.data = []
-        for trace in [*frame.data, *base.data[len(frame.data):]]:  # legend-only traces are not in frames
-            still.add_trace(trace)
-        pictures.append(still)
+    base.frames = ()
+    pictures = [_drawn_frame(base, frame) for frame in fig.frames]
     images = [Image.open(io.BytesIO(png)).convert("RGB") for png in render(pictures, "png")]
     groups = [frame.group for frame in fig.frames]
     durations = [hold_ms if i in (0, len(groups) - 1) or groups[i] != groups[i - 1] else frame_ms

@@ -46,24 +46,31 @@ class ChartSettings:
 DEFAULT_SETTINGS = ChartSettings()
 
 
+# A font every browser has, or one of the same widths (Liberation Sans is metric-compatible with Arial): the
+# toolbar camera's PNG is laid out in the page, whose web font (Source Sans) measured the margins, and drawn
+# without it, in a wider fallback, so the longest y label ran off the left edge.
+FONT_FAMILY = "Arial, 'Liberation Sans', Helvetica, sans-serif"
+EDGE_PX = 12  # room between the picture's edge and the title or the y labels
+
+
 def _styled(settings: ChartSettings, title: str, height: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """What `style` sets: the layout's keys, and each axis's."""
+    font = {"size": settings.font_size, "family": FONT_FAMILY}
     layout = {
-        # The title is pinned to the top and the margin leaves two rows for the legend under it.
-        "title": {"text": title, "font": {"size": settings.title_size}, "y": 0.995, "yanchor": "top",
-                  "yref": "container"},
-        "font": {"size": settings.font_size},
+        # The title is pinned to the top, clear of the edge, and the margin leaves two rows for the legend under it.
+        "title": {"text": title, "font": {"size": settings.title_size, "family": FONT_FAMILY}, "y": 1,
+                  "yanchor": "top", "yref": "container", "pad": {"t": EDGE_PX, "l": EDGE_PX}},
+        "font": font,
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 40 + settings.title_size + 2 * settings.font_size, "b": 40},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
-                   "font": {"size": settings.font_size}},
-        "hoverlabel": {"font": {"size": settings.font_size}, "align": "left"},
+        "margin": {"l": EDGE_PX, "r": 10, "t": 40 + EDGE_PX + settings.title_size + 2 * settings.font_size,
+                   "b": 40},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0, "font": font},
+        "hoverlabel": {"font": font, "align": "left"},
         "plot_bgcolor": "white",
     }
     # Set on the axes too: Streamlit's chart theme sizes ticks itself and would ignore layout.font. Margins
     # grow to fit tick labels, so the longest mode name is never cut, whatever size the chart is drawn at.
-    axis = {"tickfont": {"size": settings.font_size}, "title": {"font": {"size": settings.font_size}},
-            "automargin": True}
+    axis = {"tickfont": font, "title": {"font": font}, "automargin": True}
     return layout, axis
 
 

@@ -26,6 +26,8 @@ class Export:
         parser.add_argument("--mode", default=None, help="the compiled mode the view is about (default: the first)")
         parser.add_argument("--zoom", default=None, help="from,to: the x range shown (views that zoom)")
         parser.add_argument("--format", choices=EXPORT_FORMATS, default=None, help="default: from --out's suffix")
+        parser.add_argument("--frame", type=int, default=None, metavar="N",
+                            help="PNG or SVG of an animated view: draw frame N (from 1; default: the last)")
         parser.add_argument("--out", required=True)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -42,6 +44,8 @@ class Export:
         if fmt == "gif" and not VIEWS[args.view].animated:
             playing = [name for name, view in VIEWS.items() if view.animated]
             raise ConfigError(f"a GIF is made of the {' or '.join(playing)} view: --view {playing[0]}")
+        if args.frame is not None and (fmt not in ("png", "svg") or not VIEWS[args.view].animated):
+            raise ConfigError("--frame picks the frame of an animated view drawn as PNG or SVG")
         zoom = _zoom(args.zoom)
         report = analyse(open_path(path))
         settings = ChartSettings.presentation()
@@ -52,7 +56,7 @@ class Export:
         elif fmt == "gif":
             data = gif_bytes(fig)
         else:
-            data = image_bytes(fig, "png" if fmt == "png" else "svg")
+            data = image_bytes(fig, "png" if fmt == "png" else "svg", args.frame)
         out.write_bytes(data)
         write(f"{args.view} of {path.name} written to {out} ({fmt}, {SLIDE_WIDTH} × {SLIDE_HEIGHT})")
         return 0

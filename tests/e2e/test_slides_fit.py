@@ -1,0 +1,65 @@
+"""What a speaker puts on a slide, in the real browser: the toolbar camera's PNG of each lab chart leaves a
+blank edge on the left and at the top (it clipped "max-autotune-no-cudagraphs" and set the title on the edge:
+the page's web font measured the margins and the PNG was drawn in a wider fallback), and the Story's caption
+is whole with the sidebar open (it was cut to "… e…")."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from playwright.sync_api import Browser
+
+from fusionviz.charts.style import EDGE_PX
+from tests.e2e.test_e2e import SLIDE, VIEWPORT, browser, server, settle  # noqa: F401
+
+CAMERA = '[data-title="Download plot as a PNG"]'
+
+
+def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: str, browser: Browser,  # noqa: F811
+                                                                        tmp_path: Path) -> None:
+    page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page.goto(server)
+    page.wait_for_selector(".js-plotly-plot .ytick", timeout=120_000)
+    settle(page)
+    plots = page.locator(".js-plotly-plot")
+    titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".map(p => p.querySelector('.gtitle')?.textContent || '')")
+    checked = []
+    for i, title in enumerate(titles):
+        if not title.startswith(("Latency per call", "Kernel timeline")):
+            continue
+        plots.nth(i).scroll_into_view_if_needed()
+        plots.nth(i).hover()
+        with page.expect_download(timeout=30_000) as download:
+            plots.nth(i).locator(CAMERA).click(force=True)
+        path = tmp_path / f"camera_{i}.png"
+        download.value.save_as(path)
+        picture = Image.open(io.BytesIO(path.read_bytes())).convert("L")
+        ink = np.asarray(picture) < 200  # anything drawn darker than the light grid lines
+        scale = picture.size[0] / 960  # the camera draws a desk chart at 960 × 540, doubled
+        edge = int(EDGE_PX * scale * 0.75)
+        assert picture.size == (1920, 1080)
+        assert not ink[:, :edge].any(), f"{title}: something is drawn within {edge} px of the left edge"
+        assert not ink[:edge, :].any(), f"{title}: something is drawn within {edge} px of the top"
+        checked.append(title)
+    assert any(t.startswith("Latency per call") for t in checked) and any(t.startswith("Kernel") for t in checked)
+
+
+def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: Browser) -> None:  # noqa: F811
+    page = browser.new_page(viewport=SLIDE)
+    page.goto(f"{server}/Story")
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    settle(page)
+    page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+    page.wait_for_timeout(1_000)
+    for _ in range(14):  # to the graph break scene, whose caption is the longest
+        page.locator(".st-key-story_next button").click()
+        settle(page)
+    caption = page.locator("div[title*='eager code between them']")
+    caption.wait_for(timeout=60_000)
+    fits = caption.evaluate("e => [e.scrollWidth <= e.clientWidth, e.textContent]")
+    assert fits[0], f"the caption is cut: {fits[1]}"
+    assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # the sidebar is open
