@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -36,8 +37,26 @@ def stamped(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:
     size = max(10, round(settings.font_size * 0.7))
     out.update_layout(title_subtitle={"text": stamp, "font": {"size": size, "color": STAMP_COLOUR}})
     top = out.layout.margin.t if out.layout.margin.t is not None else 80
-    out.update_layout(margin={"t": top + round(size * 1.5)})
+    more_rows = _legend_rows(out, settings) - 1
+    out.update_layout(margin={"t": top + round(size * 1.5) + round(more_rows * settings.font_size * LEGEND_ROW)})
     return out
+
+
+LEGEND_ROOM_PX = 900  # the narrowest plot a stamped chart is drawn in: the Story with the sidebar open, a camera PNG
+LEGEND_ROW = 1.6  # a legend row's height, in font sizes
+LEGEND_ENTRY_EM = (2.0, 0.6)  # a legend entry's width in em: its symbol and gaps, and each character of its name
+
+
+def _legend_rows(fig: go.Figure, settings: ChartSettings) -> int:
+    """The rows a legend over the plot wraps to in LEGEND_ROOM_PX: the margin is set before the plot's width is
+    known, and each row past the first grows up into the stamp under the title. 1 for a legend placed elsewhere."""
+    legend = fig.layout.legend
+    if legend.yanchor != "bottom" or (legend.y is not None and legend.y < 1):
+        return 1
+    names = dict.fromkeys(t.name for t in fig.data if t.name and t.showlegend is not False and t.type != "heatmap")
+    symbol, per_char = LEGEND_ENTRY_EM
+    width = sum((symbol + per_char * len(name)) * settings.font_size for name in names)
+    return max(1, math.ceil(width / LEGEND_ROOM_PX))
 
 
 def slide(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:

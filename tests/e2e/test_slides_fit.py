@@ -1,7 +1,7 @@
 """What a speaker puts on a slide, in the real browser: the toolbar camera's PNG of each lab chart leaves a
 blank edge on the left and at the top (it clipped "max-autotune-no-cudagraphs" and set the title on the edge:
 the page's web font measured the margins and the PNG was drawn in a wider fallback), and the Story's caption
-is whole with the sidebar open (it was cut to "… e…")."""
+is whole with the sidebar open (it was cut to "… e…") and its legend clear of the source stamp."""
 
 from __future__ import annotations
 
@@ -63,3 +63,10 @@ def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: 
     fits = caption.evaluate("e => [e.scrollWidth <= e.clientWidth, e.textContent]")
     assert fits[0], f"the caption is cut: {fits[1]}"
     assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # the sidebar is open
+    # The legend wraps to two rows at this width: both under the source stamp, where the second ran into it.
+    stamp, legend = page.evaluate("""() => {
+      const plot = document.querySelector('.js-plotly-plot');
+      const box = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+      return [box(plot.querySelector('.gtitle-subtitle')), box(plot.querySelector('.legend'))];
+    }""")
+    assert legend["top"] >= stamp["bottom"], (stamp, legend)
