@@ -35,8 +35,8 @@ ROUND_COLUMNS: dict[str, str] = {
 class Estimate:
     """A median with its p10–p90 interval over `samples` rounds pooled from `processes` processes.
 
-    `samples == 0` marks a schema-1 session: modes timed apart, so a speedup's interval is a ratio of
-    quantiles rather than of paired rounds."""
+    `samples == 0` marks a speedup from unpaired per-mode samples (each mode timed apart, `ModeRun.latency`):
+    its interval is a ratio of quantiles rather than of paired rounds."""
 
     median: float
     low: float
@@ -61,7 +61,8 @@ def _estimate(values: pd.Series, processes: int) -> Estimate:
 
 def latency_estimates(session: Session, only_process: int | None = None) -> dict[str, Estimate]:
     """Per-call latency of each timed mode: median and p10–p90 over every round of every process (or of
-    one process: what a single-process measurement would have reported)."""
+    one process: what a single-process measurement would have reported); without rounds, over each mode's own
+    unpaired samples."""
     rounds = round_table(session, only_process)
     if len(rounds):
         return {str(mode): _estimate(group.ms, group.process.nunique())
@@ -71,7 +72,8 @@ def latency_estimates(session: Session, only_process: int | None = None) -> dict
 
 
 def speedup_estimates(session: Session, only_process: int | None = None) -> dict[str, Estimate]:
-    """Each timed mode against eager (eager's ms / the mode's ms), from rounds paired within a process."""
+    """Each timed mode against eager (eager's ms / the mode's ms), from rounds paired within a process;
+    without rounds, the ratio of unpaired latencies' quantiles (samples 0)."""
     rounds = round_table(session, only_process)
     if len(rounds):
         wide = rounds.pivot_table(index=["process", "round"], columns="mode", values="ms")

@@ -381,8 +381,10 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """A session file's values (of any schema up to SCHEMA_VERSION) in today's shape, the one place older
     files are brought up to date: kernel-table columns added since (`op_id`, `launch_us`) take their defaults
     in `KernelRow`; CPU sessions of 2026-11-30 wrote an unknown launch as NaN, read as None; schema 1's stored
-    speedups and busy figures are derived data, ignored (analysis computes them on load); a kernel row must
-    hold exactly today's columns, so a misspelt key is an error, not a default. Raises DecodeError."""
+    speedups and busy figures are derived data, ignored (analysis computes them on load), while its per-mode
+    latency samples are measurements and stay (`ModeRun.latency`: analysis reads them as unpaired samples); a
+    kernel row must hold exactly today's columns, so a misspelt key is an error, not a default. Raises
+    DecodeError."""
     runs = _items(data.get("runs"))
     grid = data.get("grid")
     runs += [r for cell in _items(grid.get("cells") if isinstance(grid, dict) else None)
