@@ -169,3 +169,12 @@ def test_a_users_own_model_is_offered_only_when_the_operator_allows_it(tmp_path:
     at.sidebar.selectbox(key="model").set_value("your own model…").run()
     no_errors(at)
     assert at.sidebar.text_input(key="own_model").label.startswith("Your model: package.module:factory")
+
+
+def test_the_sidebar_names_each_scene_whose_session_is_not_in_the_library(talk_library: Path) -> None:
+    """The fixture's library holds every session of the default talk but the grid's."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(STORY).run()
+    grid = next(s for s in load_talk(DEFAULT_TALK, views=VIEWS).scenes if s.view == "grid")
+    missing = [unescaped(c.value) for c in at.sidebar.caption if "is not in the library" in unescaped(c.value)]
+    assert missing == [f"fusion_story.toml, {grid.where('session')}: {grid.session} is not in the library"]
