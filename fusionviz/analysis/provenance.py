@@ -163,7 +163,9 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
     A launch inside a compiled graph's call (its `graph` key) takes the next handle of that graph it fits, in
     the wrapper's call order; none further on means the graph was called again, and the search starts over.
     A launch with no graph key and no launching op (a CUDA-graph replay) searches the run's graphs, the latest
-    matched first. Kernels of one op call (a GEMM split in two) share their op's handle."""
+    matched first. Kernels of one ATen op call (a GEMM split in two) share their op's handle; replayed kernels
+    all carry the compiled region's op, so there a GEMM shares the library call just matched only where the
+    wrapper's next handle cannot be it."""
     graphs = compiled_graphs(run)
     if not graphs:
         return [None] * len(run.kernels)
@@ -172,7 +174,8 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
     found: list[KernelProvenance | None] = []
     last: tuple[int, int, int, KernelProvenance] | None = None  # iteration, op_id, graph of the latest match
     for row in run.kernels:
-        if last is not None and row.op_id != -1 and (row.iteration, row.op_id) == last[:2]:
+        if last is not None and row.op_id != -1 and (row.iteration, row.op_id) == last[:2] and (
+                "::" in row.launch_op or _split_library_call(row, last[3], graphs[last[2]], cursor[last[2]])):
             found.append(last[3])
             continue
         if row.kernel_class == MEMORY_CLASS:
@@ -194,6 +197,14 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
                 break
         found.append(match)
     return found
+
+
+def _split_library_call(row: KernelRow, previous: KernelProvenance, graph: CompiledGraph, at: int) -> bool:
+    """Whether a replayed launch is a second kernel of the library call matched just before it (a GEMM cuBLAS
+    splits in two): it fits that call and not the wrapper's next handle."""
+    following = graph.handles[at + 1] if at + 1 < len(graph.handles) else None
+    return (previous.handle.startswith("extern_kernels.") and _fits(row, previous.handle)
+            and (following is None or not _fits(row, following)))
 
 
 def _next_fit(row: KernelRow, handles: tuple[str, ...], after: int) -> int | None:
