@@ -87,7 +87,11 @@ def show_timeline(report: Report, key: str) -> None:
     timeline_view.show_timeline(report, key, show_kernel_code)
 
 
-def show_kernel_code(run: ModeRun, name: str) -> None:
+def show_kernel_code(run: ModeRun, name: str, origin: str) -> None:
+    """A picked kernel's line of the user's code (`origin`, the kernel table's column) and its generated
+    source, or why it has none."""
+    if origin:
+        st.markdown(f"**{plain(name)}** ({plain(run.mode)}) came from {plain(origin)}")
     source = find_source(run.kernel_sources, name)
     if source:
         st.markdown(f"**Generated source of {plain(name)}** ({plain(run.mode)})")
@@ -123,7 +127,7 @@ def show_kernel_table(report: Report, key: str) -> None:
                        mime="text/csv", key=f"{key}_csv_{run.mode}")
     rows = event["selection"]["rows"] if event else []
     if rows:
-        show_kernel_code(run, str(table.name.iloc[rows[0]]))
+        show_kernel_code(run, str(table.name.iloc[rows[0]]), str(table.origin.iloc[rows[0]]))
     if run.output_code:
         with st.expander(f"Whole generated module(s) of {plain(run.mode)} ({len(run.output_code)})"):
             st.code("\n\n".join(run.output_code), language="python", line_numbers=True, height=600)

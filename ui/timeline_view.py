@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.report import Report
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.style import ChartSettings
@@ -41,19 +42,24 @@ def kernel_names(run: ModeRun) -> list[str]:
     return memo(run, ("names",), lambda: [r.name for r in run.kernels])  # type: ignore[no-any-return]
 
 
+def origins(run: ModeRun) -> list[str]:
+    """Where each kernel record came from (`provenance.kernel_origins`), kept per run: a click shows it."""
+    return memo(run, ("origins",), lambda: kernel_origins(run))  # type: ignore[no-any-return]
+
+
 def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A run's kernel and CPU op tables, built once per run (each iteration drawn is cut from them)."""
     return memo(run, ("frames",), lambda: (run.kernel_frame(), run.cpu_op_frame()))  # type: ignore[no-any-return]
 
 
-def show_timeline(report: Report, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
+def show_timeline(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None]) -> None:
     """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source. The
     plot carries its presentation layout: a presentation toggle redraws it in the browser."""
     _timeline_fragment(report, key, show_code)
 
 
 @st.fragment
-def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, str], None]) -> None:
+def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None]) -> None:
     session, runs = report.session, report.drawable
     iterations = max((r.summary.iterations for r in runs if r.summary), default=1)
     controls = st.columns([2, 2, 3, 1]) if iterations > 1 else st.columns([2, 3, 1])
@@ -103,7 +109,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
         mode, row = picked
         run = session.run(mode)
         if run is not None:
-            show_code(run, kernel_names(run)[row])
+            show_code(run, kernel_names(run)[row], origins(run)[row])
 
 
 def _bars(report: Report, every: bool, step: int | None) -> pd.DataFrame:

@@ -1,0 +1,36 @@
+"""A kernel picked on the page says which line of the user's code it came from (issue 20), through AppTest on a
+session recorded on the H200 with Inductor's provenance records."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.texts import unescaped
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSION = "h200_prov_mlp_512x256_float32.json.gz"
+
+
+@pytest.fixture
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(ROOT / "tests" / "data" / SESSION, folder / SESSION)
+    monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
+    return folder
+
+
+def test_a_kernel_row_picked_shows_the_line_it_came_from(library: Path) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [m for m in at.markdown if "came from" in m.value]
+    table = next(d for d in at.dataframe if "kernels_table_" in d.proto.id)
+    key = table.proto.id.split("-", 2)[2]
+    at.session_state[key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    said = [unescaped(m.value) for m in at.markdown if "came from" in m.value]
+    assert len(said) == 1 and said[0].endswith("came from net.0 · zoo.py:44"), said
