@@ -10,32 +10,21 @@ to its ceiling."""
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
 from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.report import analyse
+from fusionviz.records.dram import read_ncu_csv
 from fusionviz.records.files import open_path
 
 
 def ncu_bytes(path: Path) -> tuple[int, int, int] | None:
-    """(bytes read, bytes written, kernels) summed over an ncu --csv file's kernels; None where it holds none."""
+    """(bytes read, bytes written, kernels) summed over an ncu --csv file's kernels; None where there is none."""
     if not path.exists():
         return None
-    lines = [line for line in path.read_text(errors="replace").splitlines() if line.startswith('"')]
-    read = written = 0
-    kernels: set[str] = set()
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        value = float(row["Metric Value"].replace(",", ""))
-        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(row.get("Metric Unit", "byte"), 1)
-        kernels.add(row["ID"])
-        if row["Metric Name"] == "dram__bytes_read.sum":
-            read += round(value * scale)
-        elif row["Metric Name"] == "dram__bytes_write.sum":
-            written += round(value * scale)
-    return (read, written, len(kernels)) if kernels else None
+    counts = read_ncu_csv(path.read_text(errors="replace"), path.name)
+    return sum(c.read for c in counts), sum(c.written for c in counts), len(counts)
 
 
 def summary(path: Path, ncu: Path | None) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
 from fusionviz.analysis.job import job_report
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
@@ -46,7 +47,10 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     read and written None where only Inductor's total is known), `flop` and `achieved` ({"gbps", "tflops",
     "pct_of_ceiling"}), each null where unknown; per run `bytes_per_iteration`, the share of kernel time whose
     bytes are known (`bytes_known_pct`) and `gpu_time_us`; per session `ceilings` ({"copy_gbps",
-    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`).
+    "matmul_tflops": {dtype: TFLOP/s}} or null) and `ladder` (`ladder.ladder_fields`). Beside the estimate,
+    the DRAM bytes the hardware counted (`dram_counts`): each kernel's `measured_bytes` ({"read", "written",
+    "total", "source": "counters"} or null), per run `measured_bytes_per_iteration` (null where not counted) and
+    `measured_bytes_note` (why there are none, "" where there are).
 
     Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
     "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
@@ -152,15 +156,19 @@ def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None
                 "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
                 "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
                 "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "bytes_known_pct": 0.0,
-                "gpu_time_us": 0.0}
+                "gpu_time_us": 0.0, "measured_bytes_per_iteration": None, "measured_bytes_note": NO_COUNTERS}
     rows = _iteration_rows(run, summary.representative_iteration)
     index = {id(r): i for i, r in enumerate(run.kernels)}
     provenance = kernel_provenance(run)
+    counted = counted_costs(run)
 
     def kernel(r: KernelRow) -> dict[str, Any]:
         i = index[id(r)]
         found = provenance[i]
+        measured = counted.costs[i]
         return _row(r) | cost_fields(costs.costs[i], costs.achieved[i]) | {
+            "measured_bytes": None if measured is None else {
+                "read": measured.read, "written": measured.written, "total": measured.total, "source": "counters"},
             "provenance": None if found is None else found.as_json()}
     ranking = shown.ranking
     return {
@@ -178,6 +186,7 @@ def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None
         "idle": as_records(shown.idle),
         "bytes_per_iteration": costs.bytes_per_iteration, "bytes_known_pct": costs.bytes_known_pct,
         "gpu_time_us": costs.gpu_time_us,
+        "measured_bytes_per_iteration": counted.per_iteration, "measured_bytes_note": counted.note,
     }
 
 

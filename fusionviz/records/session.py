@@ -22,6 +22,7 @@ from fusionviz.errors import ConfigError, SessionFileError
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, validate
 from fusionviz.records.decode import INT64, Count, DecodeError, Finite, Int64, Positive, decode, shown
+from fusionviz.records.dram import DramCount
 from fusionviz.records.kernels import KERNEL_COLUMNS, CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
 from fusionviz.records.limits import inflate
 
@@ -227,6 +228,7 @@ class ModeRun:
     provenance: list[GraphProvenance] = field(default_factory=list)
     graph_nodes: list[GraphNode] = field(default_factory=list)
     op_sources: list[OpSource] = field(default_factory=list)
+    dram_counters: list[DramCount] = field(default_factory=list)  # one iteration's kernels, ncu (records.dram)
 
     @property
     def ok(self) -> bool:

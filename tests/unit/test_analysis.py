@@ -187,7 +187,8 @@ def test_sentences_and_report() -> None:
     assert [r["kernels_per_iteration"] for r in report["runs"]] == [3, 2]
     assert report["runs"][1]["kernels"][1] == {"name": "triton_poi_fused_add_relu_0", "class": "triton_pointwise",
                                                "duration_us": 5.0, "fused_ops": ["add", "relu"],
-                                               "bytes": None, "flop": None, "achieved": None, "provenance": None}
+                                               "bytes": None, "flop": None, "achieved": None, "measured_bytes": None,
+                                               "provenance": None}
 
 
 def _strategy(name: str, latencies: list[float], compiled: list[bool], reasons: list[str], *,
