@@ -16,6 +16,7 @@ from fusionviz.records.session import SCHEMA_VERSION, Session
 
 SESSIONS = Path(__file__).parents[2] / "sessions"
 LIBRARY = sorted(SESSIONS.glob("*.json.gz"))
+ACCOUNTING = sorted(SESSIONS.glob("h200_acct_*.json.gz"))  # schema 3, with provenance and DRAM counters
 
 
 def opened(name: str) -> Session:
@@ -34,12 +35,23 @@ def test_every_recorded_session_opens_and_names_its_machine(path: Path) -> None:
         assert timed is not None and all(p.pinned_cpu is not None for p in timed.processes)
 
 
-@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in LIBRARY if p not in ACCOUNTING], ids=lambda p: p.name)
 def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> None:
     session = open_file(path.read_bytes(), path.name)
     eager = session.run("eager")
     for run in (r for r in session.runs if r.ok and r.mode != "eager" and eager is not None and eager.ok):
         assert run.provenance == [] and run_links(eager, run).kind == "names"
+
+
+@pytest.mark.parametrize("path", ACCOUNTING, ids=lambda p: p.name)
+def test_accounting_sessions_carry_provenance_counters_and_the_ladder(path: Path) -> None:
+    session = open_file(path.read_bytes(), path.name)
+    eager, default = session.run("eager"), session.run("default")
+    assert eager is not None and default is not None and default.provenance
+    assert run_links(eager, default).kind == "provenance"
+    assert eager.dram_counters and default.dram_counters  # ncu counted eager and default, one iteration each
+    assert session.run("eager_cuda_graph") is not None and session.ceilings is not None
+    assert {s.step for s in analyse(session).ladder} >= {"eager → eager_cuda_graph", "eager → default"}
 
 
 def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:
