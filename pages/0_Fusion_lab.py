@@ -13,12 +13,12 @@ from fusionviz.analysis.report import analyse
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
-    COMPILED_MODES,
     DTYPES,
     DYNAMIC_CHOICES,
     PASSES,
     RunConfig,
     default_threads,
+    lab_modes,
     warnings_for,
 )
 from fusionviz.records.session import Session
@@ -61,7 +61,10 @@ def measure_widgets() -> tuple[RunConfig, bool]:
     names = {d.device: d.name for d in backend.devices_or_cpu()}
     device = st.selectbox("Device", list(names), format_func=lambda d: f"{d}: {names[d]}", key="device")
     pass_ = st.radio("Pass", PASSES, horizontal=True, key="pass")
-    modes = st.multiselect("Compiled modes (compared with eager)", COMPILED_MODES, key="modes")
+    choices = lab_modes(device)
+    st.session_state["modes"] = [m for m in st.session_state.get("modes", []) if m in choices]  # CPU: no graph
+    modes = st.multiselect("Compiled modes (compared with eager)", choices, key="modes",
+                           help="eager_cuda_graph: eager's kernels replayed as one CUDA graph (GPU only)")
     dynamic = st.selectbox("dynamic", list(DYNAMIC_CHOICES), key="dynamic",
                            help="torch.compile(dynamic=...): false compiles for these exact shapes")
     with st.expander("Measurement"):

@@ -25,6 +25,13 @@ MODES: tuple[str, ...] = (
 # Last, so that the first compiled mode stays the one a verdict leads with.
 GRAPHED_EAGER = "eager_cuda_graph"
 COMPILED_MODES: tuple[str, ...] = MODES[1:-1]
+
+
+def lab_modes(device: str) -> tuple[str, ...]:
+    """The modes a user may pick beside eager on `device`: eager as a CUDA graph only off the CPU."""
+    return COMPILED_MODES if device == "cpu" else (*COMPILED_MODES, GRAPHED_EAGER)
+
+
 CUDA_GRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
 AUTOTUNE_MODES: frozenset[str] = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")

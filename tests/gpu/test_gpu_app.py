@@ -42,3 +42,12 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
     print("\nlive GPU run through the lab:", [(m, compared[m].verdict, round(compared[m].speedup.median, 3),
                                                round(compared[m].speedup.low, 3), round(compared[m].speedup.high, 3))
                                               for m in compared])
+
+
+def test_the_mode_picker_offers_eager_as_a_cuda_graph_on_a_gpu() -> None:
+    at = AppTest.from_file(APP, default_timeout=600).run()
+    at.sidebar.selectbox(key="device").set_value("cuda:0").run()
+    picker = at.sidebar.multiselect(key="modes")
+    assert "eager_cuda_graph" in picker.options
+    picker.set_value(["default", "eager_cuda_graph"]).run()
+    assert not at.exception and at.sidebar.multiselect(key="modes").value == ["default", "eager_cuda_graph"]

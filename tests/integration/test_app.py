@@ -384,3 +384,11 @@ def test_the_trace_explorer_opens_a_job_rank_by_rank_and_two_jobs_side_by_side()
     at.text_input(key="job_b_folder").set_value(str(data)).run()  # sessions beside traces: refused, in a line
     assert any("schema1_3_h200_linear_ln_gelu_float32.json.gz is not a torch.profiler trace" in unescaped(e.value)
                for e in at.error)
+
+
+def test_the_mode_picker_offers_eager_as_a_cuda_graph_only_off_the_cpu() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    assert at.sidebar.selectbox(key="device").value == "cpu"  # this machine: the CPU only
+    picker = at.sidebar.multiselect(key="modes")
+    assert "eager_cuda_graph" not in picker.options and "reduce-overhead" in picker.options
