@@ -1,7 +1,8 @@
 """Time every mode of a configuration in one process, in interleaved rounds. Runs in a fresh worker.
 
-Each mode is compiled (an Inductor cache hit after the capture compiled it), warmed up until steady, and
-then all modes are timed round by round: eager, m1, m2, eager, m1, m2… so that drift and slow episodes of
+Each mode is compiled (an Inductor cache hit after the capture compiled it: the compile runs with the capture's
+provenance setting, part of the FX-graph cache's key, else each timing process compiled again), warmed up until
+steady, and then all modes are timed round by round: eager, m1, m2, eager, m1, m2… so that drift and slow episodes of
 the machine hit every mode alike, and a speedup can be taken within one round. On a GPU the worker runs on
 one core from its start (the client pins it).
 """
@@ -23,6 +24,7 @@ from fusionviz.measure.harness import (
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
+from fusionviz.measure.provenance import tracking
 from fusionviz.records.config import COMPILED_MODES, RunConfig
 from fusionviz.records.session import TimingProcess
 
@@ -36,8 +38,9 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
         for mode in modes:
             progress(f"timing process {index + 1}: " + ("compiling " + mode if mode in COMPILED_MODES else mode))
             steps[mode] = mode_step(config, mode, model, inputs, device)
-            steps[mode]()
-            sync(device)
+            with tracking():  # the first call compiles
+                steps[mode]()
+                sync(device)
             warm_until_steady(steps[mode], device, config.warmup_calls)
         progress(f"timing process {index + 1}: {config.rounds} rounds of {', '.join(modes)}")
         calls, rounds, host_rounds = interleaved_rounds(steps, device, config.rounds)

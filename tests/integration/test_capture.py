@@ -151,3 +151,20 @@ def test_cli_run_then_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     eager, default = report["runs"]
     assert eager["kernels_per_iteration"] > default["kernels_per_iteration"]
     assert default["kernels"][0]["class"] == "cpp_fused" and eager["gpu_busy_fraction"] is None
+
+
+def test_a_timing_process_reuses_the_captures_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timing processes compile with the capture's Inductor settings (its provenance tracking is part of the
+    FX-graph cache's key), so each finds the capture's graph in the cache instead of compiling it again."""
+    from torch._dynamo.utils import counters
+
+    from fusionviz.measure.capture import run_mode
+    from fusionviz.measure.timing import time_modes
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # empty: the capture must compile
+    config = small("mlp", modes=("default",), rounds=1)
+    captured = run_mode(config, "default", lambda _: None)
+    assert captured.compile is not None and captured.compile.fx_cache_misses >= 1
+    time_modes(config, ["default"], 0, lambda _: None)
+    assert counters["inductor"]["fxgraph_cache_hit"] >= 1
+    assert counters["inductor"].get("fxgraph_cache_miss", 0) == 0
