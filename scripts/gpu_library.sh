@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records the library shipped in sessions/ with the project's own CLI on any GPU box.
-#   OUT=/some/dir GPU=0 SHARD=0/2 bash scripts/gpu_library.sh   one GPU's share of the model table below
+#   OUT=/some/dir GPU=0 SHARD=0/2 bash scripts/gpu_library.sh   one GPU's share of the model table (library_rows.txt;
+#                                                                on a Ray cluster: scripts/record_library.py)
 #   OUT=/some/dir PART=grid bash scripts/gpu_library.sh          the crossover grid, spread over every visible GPU
 #   OUT=/some/dir GPU=0 PART=sweep bash scripts/gpu_library.sh   the transformer block's shape sweep
 # A table row whose file is already in sessions/ is skipped (FORCE=1 records it again); DEADLINE=seconds stops
@@ -12,47 +13,8 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT/lib"
 start=$SECONDS
-all=eager,default,reduce-overhead,max-autotune,max-autotune-no-cudagraphs
-three=eager,default,reduce-overhead
-library() {  # model dim batch dtype modes [extra flags]; the file name says model, sizes and dtype
-  cat <<EOF
-pointwise_chain 4096 4096 float32 $all
-pointwise_chain 4096 4096 bfloat16 $all
-pointwise_chain 256 256 float32 $all
-pointwise_chain 256 256 bfloat16 $all
-linear_ln_gelu 512 256 float32 $all
-linear_ln_gelu 512 256 bfloat16 $all
-linear_ln_gelu 4096 4096 float32 $all
-linear_ln_gelu 4096 4096 bfloat16 $all
-mlp 512 256 float32 $all --naive-calls 200
-mlp 512 256 bfloat16 $all
-mlp 4096 4096 float32 $all
-mlp 4096 4096 bfloat16 $all
-transformer_block 1024 8 bfloat16 $three --seq 512
-transformer_block 1024 8 float32 $three --seq 512
-transformer_block 256 8 float32 $three --seq 128
-transformer_block 256 8 bfloat16 $three --seq 128
-graph_break 512 256 float32 $three
-graph_break 512 256 bfloat16 $three
-graph_break 4096 4096 float32 $three
-graph_break 4096 4096 bfloat16 $three
-conv_block 64 32 float32 $three --seq 56
-conv_block 64 32 bfloat16 $three --seq 56
-conv_block 128 16 float32 $three --seq 28
-conv_block 128 16 bfloat16 $three --seq 28
-branching 2048 2048 float32 $three
-branching 2048 2048 bfloat16 $three
-branching 512 256 float32 $three
-branching 512 256 bfloat16 $three
-argmax_gather 1024 4096 float32 $three
-argmax_gather 1024 4096 bfloat16 $three
-argmax_gather 256 256 float32 $three
-argmax_gather 256 256 bfloat16 $three
-custom_op 2048 2048 float32 $three
-custom_op 2048 2048 bfloat16 $three
-custom_op 512 256 float32 $three
-custom_op 512 256 bfloat16 $three
-EOF
+library() {  # the table's rows, model dim batch dtype modes [extra flags]; the file name says model, sizes and dtype
+  grep -v -e '^#' -e '^[[:space:]]*$' "${TABLE:-$(dirname "$0")/library_rows.txt}"
 }
 case "${PART:-lib}" in
   lib)

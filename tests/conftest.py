@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -132,3 +132,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         escaped = f"{len(failed)} fuzz test(s) failed: see above" if failed else "no other exception escaped"
         terminalreporter.write_line(f"fuzz: {total:,} inputs tried: {tally['opened']:,} opened, "
                                     f"{tally['refused']:,} refused with fusionviz's own error; {escaped}")
+
+
+@pytest.fixture
+def local_cluster() -> Iterator[None]:
+    """A Ray cluster of two CPUs started here for one test (the Ray tests' modules skip without Ray)."""
+    import ray
+
+    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -84,10 +84,11 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def cell_bar(counts: CellCounts, width: int = 30) -> None:
-    """A grid's cells as a bar on stderr, a line whenever a cell starts or ends (between the stages' lines)."""
+def cell_bar(counts: CellCounts, width: int = 30, unit: str = "cells") -> None:
+    """A grid's cells (or the library's rows) as a bar on stderr, a line whenever one starts or ends (between the
+    stages' lines)."""
     filled = width * counts.done // max(counts.total, 1)
-    note(f"[{'#' * filled}{'-' * (width - filled)}] {counts.done}/{counts.total} cells done · {counts.running} "
+    note(f"[{'#' * filled}{'-' * (width - filled)}] {counts.done}/{counts.total} {unit} done · {counts.running} "
          f"running · {counts.queued} queued")
 
 

@@ -5,7 +5,6 @@ with the node and device it ran on; the cells' progress as a bar."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,7 @@ from fusionviz.cli import main
 from fusionviz.records.session import Session
 from tests.conftest import GRID_ARGS
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
-
-
-@pytest.fixture
-def local_cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
+pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
 
 def kernel_counts(session: Session) -> list[tuple[int, int, dict[str, float]]]:
