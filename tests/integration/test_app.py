@@ -382,8 +382,7 @@ def test_the_trace_explorer_opens_a_job_rank_by_rank_and_two_jobs_side_by_side()
     assert sum("graph_splits_per_step" in d.value.columns for d in at.dataframe) == 3  # and each job's ranks
 
     at.text_input(key="job_b_folder").set_value(str(data)).run()  # sessions beside traces: refused, in a line
-    assert any("schema1_3_h200_linear_ln_gelu_float32.json.gz is not a torch.profiler trace" in unescaped(e.value)
-               for e in at.error)
+    assert any(re.search(r"\S+\.json\.gz is not a torch\.profiler trace", unescaped(e.value)) for e in at.error)
 
 
 def test_the_mode_picker_offers_eager_as_a_cuda_graph_only_off_the_cpu() -> None:
