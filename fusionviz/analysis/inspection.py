@@ -152,7 +152,8 @@ def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None
                 costs: RunCosts | None) -> dict[str, Any]:
     run, summary = shown.run, shown.run.summary
     if summary is None or costs is None:
-        return {"label": run.mode, "device": device, "iterations": 0, "iterations_from": "steps",
+        return {"label": run.mode, "status": run.status, "reason": run.error, "device": device, "iterations": 0,
+                "iterations_from": "steps",
                 "kernels_per_iteration": 0.0, "memory_ops_per_iteration": 0.0, "steps": [], "excluded_kernels": 0,
                 "gpu_busy_fraction": None, "notes": [], "kernels": [], "memory_ops": [], "top_kernels": [],
                 "distinct_kernels": 0, "idle": [], "bytes_per_iteration": None, "bytes_known_pct": 0.0,
@@ -172,7 +173,8 @@ def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None
             "provenance": None if found is None else found.as_json()}
     ranking = shown.ranking
     return {
-        "label": run.mode, "device": device, "iterations": summary.iterations,
+        "label": run.mode, "status": run.status, "reason": run.error, "device": device,
+        "iterations": summary.iterations,
         "iterations_from": summary.iterations_from,
         "kernels_per_iteration": float(summary.kernels_per_iteration),
         "memory_ops_per_iteration": float(summary.memory_ops_per_iteration),

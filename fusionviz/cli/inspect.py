@@ -71,6 +71,10 @@ GRID = [Column("model", align="<"), Column("dim", "d"), Column("batch", "d"), Co
 def inspect_lines(report: dict[str, Any], all_kernels: bool) -> list[str]:
     lines = [f"{report['source']}"]
     for run in report["runs"]:
+        if run["status"] != "ok":
+            why = "not applicable here" if run["status"] == "not_applicable" else "failed"
+            lines.append(f"\n{run['label']} on {run['device']}: {why}: {run['reason'] or 'no reason was recorded'}")
+            continue
         busy = run["gpu_busy_fraction"]
         whole = run["iterations_from"] == "trace"
         unit = "call" if run["iterations_from"] == "calls" else "iteration"

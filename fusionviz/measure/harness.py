@@ -217,7 +217,8 @@ def cuda_graphed(step: Callable[[], None], device: torch.device, warmup: int = 3
     except RuntimeError as exc:
         first = (str(exc).strip().splitlines() or ["no message"])[0]
         raise NotCapturable(f"eager's step could not be captured as one CUDA graph ({first}): a model that syncs "
-                            "with the host (.item(), printing a tensor) or allocates there cannot be") from None
+                            "with the host (.item(), printing a tensor) or allocates there cannot be "
+                            "captured") from None
     return graph.replay
 
 

@@ -35,12 +35,40 @@ def test_every_recorded_session_opens_and_names_its_machine(path: Path) -> None:
         assert timed is not None and all(p.pinned_cpu is not None for p in timed.processes)
 
 
-@pytest.mark.parametrize("path", [p for p in LIBRARY if p not in ACCOUNTING], ids=lambda p: p.name)
+RERECORDED = [p for p in LIBRARY if p not in ACCOUNTING and open_file(p.read_bytes(), p.name).schema_version >= 3]
+OLDER = [p for p in LIBRARY if p not in ACCOUNTING and p not in RERECORDED]
+
+
+@pytest.mark.parametrize("path", OLDER, ids=lambda p: p.name)
 def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> None:
     session = open_file(path.read_bytes(), path.name)
     eager = session.run("eager")
     for run in (r for r in session.runs if r.ok and r.mode != "eager" and eager is not None and eager.ok):
         assert run.provenance == [] and run_links(eager, run).kind == "names"
+
+
+def test_the_library_was_re_recorded_with_provenance_and_the_ladder() -> None:
+    # 2026-12-01: the float32 rows, and the bfloat16 rows of mlp, linear_ln_gelu, transformer_block and the large
+    # pointwise_chain; the other 11 rows, the grid and the sweep are from 2026-11-30
+    assert len(RERECORDED) == 25 and len([p for p in OLDER if "x" in p.name.split("_")[-2]]) == 11
+
+
+@pytest.mark.parametrize("path", RERECORDED, ids=lambda p: p.name)
+def test_re_recorded_sessions_link_by_provenance_and_climb_the_ladder(path: Path) -> None:
+    session = open_file(path.read_bytes(), path.name)
+    eager = session.run("eager")
+    assert eager is not None and eager.ok and session.ceilings is not None
+    for run in (r for r in session.runs if r.ok and r.mode not in ("eager", "eager_cuda_graph")):
+        assert run.provenance and run_links(eager, run).kind == "provenance", run.mode
+    graphed = session.run("eager_cuda_graph")
+    assert graphed is not None  # run, or not applicable with the reason
+    steps = {s.step: s for s in analyse(session).ladder}
+    assert "eager → default" in steps
+    if graphed.ok:
+        assert steps["eager → eager_cuda_graph"].delta_us is not None
+    else:
+        assert graphed.status == "not_applicable" and "captured as one CUDA graph" in (graphed.error or "")
+        assert steps["eager → eager_cuda_graph"].not_applicable
 
 
 @pytest.mark.parametrize("path", ACCOUNTING, ids=lambda p: p.name)

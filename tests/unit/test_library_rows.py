@@ -30,8 +30,8 @@ def gpu_library(then: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 def test_both_recorders_read_the_same_rows_of_the_one_table() -> None:
     rows = [(r.model, str(r.dim), str(r.batch), r.dtype, r.modes, " ".join(r.extra)) for r in read_table(TABLE)]
     assert rows == [tuple(line.split("|")) for line in gpu_library(READ, ROOT, {"TABLE": str(TABLE)}).splitlines()]
-    assert len(rows) == 36 and ("mlp", "512", "256", "float32", "eager,default,reduce-overhead,max-autotune,"
-                                "max-autotune-no-cudagraphs", "--naive-calls 200") in rows
+    assert len(rows) == 36 and ("mlp", "512", "256", "float32", "eager,eager_cuda_graph,default,reduce-overhead,"
+                                "max-autotune,max-autotune-no-cudagraphs", "--naive-calls 200") in rows
     assert "<<EOF" not in GPU_LIBRARY.read_text()  # the table lives in one place
 
 
