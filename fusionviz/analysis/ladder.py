@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from fusionviz.analysis.kernel_costs import gpu_time_us
 from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table
@@ -57,12 +58,16 @@ class Bound:
 @dataclass(frozen=True)
 class Delta:
     """A step's change of µs per call: the median and p10–p90 over paired rounds (widened to the spread between
-    timing processes where a mode of the step is host-bound), and `widened` when it was."""
+    timing processes where a mode of the step is host-bound), and `widened` when it was. `share` is the same
+    change as a fraction of eager's call in the same round (median, p10, p90; widened alike): where a step is
+    host-bound its µs move with the host's speed, which differs between processes and machines by up to 1.6x on
+    the H200 (docs/measurements), while its share of eager's call, itself host-bound, does not."""
 
     median: float
     low: float
     high: float
     widened: bool
+    share: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,25 +143,39 @@ def _step(session: Session, source: str, target: str, mechanisms: list[str], fou
     rounds = round_table(session)
     wide = rounds.pivot_table(index=["process", "round"], columns="mode", values="ms")
     deltas = ((wide[target] - wide[source]) * 1e3).dropna()
-    low, median, high = (float(v) for v in np.percentile(deltas.to_numpy(dtype=float), QUANTILES))
     host_bound = any(found[m].host_bound for m in (source, target) if m in found)
-    widened = False
-    if host_bound:  # the spread between processes belongs in the interval of a host-bound step
-        per_process = deltas.groupby(level="process").median()
-        widened = float(per_process.min()) < low or float(per_process.max()) > high
-        low, high = min(low, float(per_process.min())), max(high, float(per_process.max()))
+    low, median, high, widened = _interval(deltas, host_bound)
+    share = None
+    if "eager" in wide:
+        shares = (deltas / (wide["eager"] * 1e3)).dropna()
+        s_low, s_median, s_high, _ = _interval(shares, host_bound)
+        share = (s_median, s_low, s_high)
     # on the CPU the profiler slows the kernels it times (the host runs them): no split of the change there
     on_gpu = session.environment.device_kind == "cuda"
     gpu_delta = (found[target].gpu_us - found[source].gpu_us) if on_gpu and {source, target} <= found.keys() else None
-    delta = Delta(median, low, high, widened)
+    delta = Delta(median, low, high, widened, share)
     return Step(f"{source} → {target}", source, target, delta, gpu_delta,
                 _mechanism(" and ".join(mechanisms), delta, gpu_delta))
+
+
+def _interval(values: pd.Series, host_bound: bool) -> tuple[float, float, float, bool]:
+    """p10, median, p90 over paired rounds; for a host-bound step, widened to the spread between the timing
+    processes' medians (which belongs in its interval), and whether it was."""
+    low, median, high = (float(v) for v in np.percentile(values.to_numpy(dtype=float), QUANTILES))
+    if not host_bound:
+        return low, median, high, False
+    per_process = values.groupby(level="process").median()
+    widened = float(per_process.min()) < low or float(per_process.max()) > high
+    return min(low, float(per_process.min())), median, max(high, float(per_process.max())), widened
 
 
 def _mechanism(nominal: str, delta: Delta, gpu_delta: float | None) -> str:
     """What the step changes, by how much, and which side dominated: the device's own work, or the host's."""
     change = "faster" if delta.median < 0 else "slower"
-    text = f"{nominal}: {abs(delta.median):.1f} µs per call {change} ({delta.low:+.1f} to {delta.high:+.1f} µs)"
+    text = f"{nominal}: {abs(delta.median):.1f} µs per call {change} ({delta.low:+.1f} to {delta.high:+.1f} µs"
+    if delta.share is not None:
+        text += f"; {delta.share[0]:+.0%} of eager's call, {delta.share[1]:+.0%} to {delta.share[2]:+.0%}"
+    text += ")"
     if gpu_delta is None:
         return text
     rest = delta.median - gpu_delta
@@ -173,6 +192,8 @@ def ladder_fields(steps: list[Step]) -> list[dict[str, object]]:
     return [{"step": s.step, "from": s.source, "to": s.target,
              "delta_us": None if s.delta_us is None else {"median": s.delta_us.median, "low": s.delta_us.low,
                                                           "high": s.delta_us.high},
+             "share_of_eager": None if s.delta_us is None or s.delta_us.share is None else dict(
+                 zip(("median", "low", "high"), s.delta_us.share, strict=True)),
              "gpu_delta_us": s.gpu_delta_us, "widened": bool(s.delta_us and s.delta_us.widened),
              "mechanism": s.mechanism, "not_applicable": s.not_applicable} for s in steps]
 
@@ -204,7 +225,7 @@ def why_words(report: Report, mode: str) -> str | None:
 
 def waterfall_caption(report: Report, mode: str | None = None) -> str:
     """The step that changed the call most, and what dominated it."""
-    steps = [s for s in ladder(report.session) if s.delta_us is not None]
+    steps = [s for s in report.ladder if s.delta_us is not None]
     if not steps:
         return "No step of the ladder was timed."
     biggest = max(steps, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)

@@ -9,12 +9,10 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.ladder import MAIN_LADDER, Step, ladder
+from fusionviz.analysis.ladder import MAIN_LADDER, Step
 from fusionviz.analysis.report import Report
-from fusionviz.analysis.timing import latency_estimates
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, VERDICT_COLOURS, ChartSettings, style
-from fusionviz.records.session import Session
 
 
 @dataclass(frozen=True)
@@ -31,16 +29,16 @@ class WaterfallBar:
     colour: str
 
 
-def waterfall_bars(session: Session) -> list[WaterfallBar]:
-    """Eager's latency, then every timed step of the main ladder and of the side one, each bar starting where
-    its source mode's median latency is."""
-    latencies = latency_estimates(session)
+def waterfall_bars(report: Report) -> list[WaterfallBar]:
+    """Eager's latency, then every timed step of the main ladder and of the side one (the Report's), each bar
+    starting where its source mode's median latency is."""
+    latencies = report.latencies
     if "eager" not in latencies:
         return []
     eager = latencies["eager"]
     bars = [WaterfallBar("eager", 0.0, eager.median * 1e3, eager.low * 1e3, eager.high * 1e3,
                          f"eager: {eager.median * 1e3:.1f} µs per call", EAGER_COLOUR)]
-    steps: list[Step] = [s for s in ladder(session) if s.delta_us is not None]
+    steps: list[Step] = [s for s in report.ladder if s.delta_us is not None]
     steps.sort(key=lambda s: s.target not in MAIN_LADDER)  # the main ladder first, in its order
     for s in steps:
         assert s.delta_us is not None
@@ -52,9 +50,9 @@ def waterfall_bars(session: Session) -> list[WaterfallBar]:
     return bars
 
 
-def waterfall_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+def waterfall_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Horizontal bars, eager on top; each step's error bar is its interval of paired rounds."""
-    bars = waterfall_bars(session)
+    bars = waterfall_bars(report)
     fig = go.Figure(go.Bar(
         y=[b.label for b in bars], x=[b.delta_us for b in bars], base=[b.base_us for b in bars], orientation="h",
         marker_color=[b.colour for b in bars],
@@ -69,4 +67,4 @@ def waterfall_figure(session: Session, settings: ChartSettings = DEFAULT_SETTING
 
 
 def draw_waterfall(report: Report, asked: Asked) -> go.Figure:
-    return waterfall_figure(report.session, asked.settings)
+    return waterfall_figure(report, asked.settings)

@@ -25,7 +25,7 @@ SHIPPED = Path(__file__).resolve().parents[2] / "sessions" / "h200_pointwise_cha
 def test_waterfall_bars_start_where_their_source_mode_is() -> None:
     s = session(EAGER, GRAPHED, DEFAULT, ms={"eager": [[0.100, 0.100, 0.100]], "eager_cuda_graph": [[0.05] * 3],
                                              "default": [[0.16] * 3]})
-    bars = waterfall_bars(s)
+    bars = waterfall_bars(analyse(s))
     assert [b.label for b in bars] == ["eager", "→ eager_cuda_graph", "→ default"]
     assert (bars[0].base_us, bars[0].delta_us) == (0.0, pytest.approx(100.0))
     assert (bars[1].base_us, bars[1].delta_us) == (pytest.approx(100.0), pytest.approx(-50.0))
