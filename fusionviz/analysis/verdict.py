@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 
 def ratio_words(speedup: float) -> str:
-    """1.9 → "1.9x faster"; 0.5 → "2.0x slower"."""
-    return f"{speedup:.2g}x faster" if speedup >= 1 else f"{1 / speedup:.2g}x slower"
+    """1.9 → "1.9x faster"; 0.5 → "2x slower"; 1.03 → "1.03x faster" (two significant digits would say "1x")."""
+    ratio, words = (speedup, "faster") if speedup >= 1 else (1 / speedup, "slower")
+    return f"{ratio:.2f}x {words}" if ratio < 1.1 else f"{ratio:.2g}x {words}"
 
 
 def spread_words(speedup: Estimate) -> str:

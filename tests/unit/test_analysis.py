@@ -261,3 +261,10 @@ def test_kernel_time_per_iteration_is_one_figure_in_the_pairs_table_and_the_clas
     assert fig.layout.yaxis.title.text == KERNEL_US
     assert [pair.loc[KERNEL_US, "A"], pair.loc[KERNEL_US, "B"]] == pytest.approx(stacked) == [10 + 10, 10 + 5]
     assert [pair.loc[BUSY_US, "A"], pair.loc[BUSY_US, "B"]] == pytest.approx([15, 15])  # 0-15 and 0-10, 15-20
+
+
+def test_ratio_words_keep_the_digits_that_tell_a_small_change_from_none() -> None:
+    from fusionviz.analysis.verdict import ratio_words
+
+    assert [ratio_words(v) for v in (1.03, 0.95, 1.64, 0.5, 10.44)] == [
+        "1.03x faster", "1.05x slower", "1.6x faster", "2x slower", "10x faster"]
