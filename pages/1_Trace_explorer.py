@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.kernel_tables import kernel_diff, pair_summary
+from fusionviz.analysis.kernel_diff import DIFF_COLUMNS
+from fusionviz.analysis.kernel_tables import pair_summary
+from fusionviz.analysis.links import LINK_WORDS
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.analysis.sentences import per_iteration
 from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame
@@ -157,8 +159,12 @@ def show_pair(a: Report, b: Report) -> None:
     tables.show(pair_summary(run_a, run_b), "pair_summary")
     sections.restyled_chart(class_stats_figure(list(pair.runs.values())), "pair_classes",
                             ChartSettings.presentation().chart_px)
-    st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first)")
-    tables.show(kernel_diff(run_a, run_b), "pair_diff")
+    diff = pair.pair_diff
+    assert diff is not None  # two runs with kernels (mode_picker)
+    st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first; `replaced`: the kernels "
+                "of A that B's took the place of)")
+    tables.show(diff.table, "pair_diff", helps=DIFF_COLUMNS)
+    st.caption(f"`replaced` and `ended_in`: {LINK_WORDS[diff.kind]}")
 
 
 def show_jobs() -> None:

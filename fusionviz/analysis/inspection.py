@@ -55,6 +55,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     Provenance (`provenance`): each compiled kernel's `provenance` ({"handle", "post_grad", "pre_grad",
     "source": ["file:line"]}, Inductor's records; null for eager kernels and where unknown) and per run `links`:
     "provenance" where the links to eager come from those records and eager's op lines, else "names".
+    A plain trace's kernel carries the user's lines its stack traces give (`source_lines`, ["file:line"]; []
+    where the trace wrote none: `KernelRow.source_lines`).
 
     A crossover grid's runs are in its cells: its `source` names the sizes it spans."""
     session = report.session
@@ -170,7 +172,7 @@ def _run_report(shown: RunReport, device: str, device_kind: str, top: int | None
         return _row(r) | cost_fields(costs.costs[i], costs.achieved[i]) | {
             "measured_bytes": None if measured is None else {
                 "read": measured.read, "written": measured.written, "total": measured.total, "source": "counters"},
-            "provenance": None if found is None else found.as_json()}
+            "provenance": None if found is None else found.as_json(), "source_lines": list(r.source_lines)}
     ranking = shown.ranking
     return {
         "label": run.mode, "status": run.status, "reason": run.error, "device": device,

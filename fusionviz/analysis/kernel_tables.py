@@ -1,5 +1,5 @@
-"""Kernel tables as shown and downloaded: one iteration's kernels, per-class statistics, and the difference
-between two runs (the per-kernel ranking is trace_stats.kernel_ranking)."""
+"""Kernel tables as shown and downloaded: one iteration's kernels and per-class statistics (the per-kernel
+ranking is trace_stats.kernel_ranking, the difference between two runs kernel_diff)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,16 @@ def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFram
 
 def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     """The kernel table of one iteration (or all), memory operations included (class "memory"), as shown and
-    downloaded: fused ops as text, and `origin`: where each kernel came from (`provenance.kernel_origins`)."""
+    downloaded: fused ops as text, and `origin`: where each kernel came from (`provenance.kernel_origins`, which
+    says a plain trace's `source_lines` too)."""
     frame = run.kernel_frame().assign(origin=kernel_origins(run))
     if not all_iterations:
         frame = one_iteration(frame, run.summary.representative_iteration if run.summary else 0)
     shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
-    return shown[[c for c in KERNEL_COLUMNS if c != "short_name"] + ["origin"]]
+    return shown[[c for c in KERNEL_COLUMNS if c not in ("short_name", "source_lines")] + ["origin"]]
 
 
-def _per_name(run: ModeRun) -> pd.DataFrame:
+def per_name(run: ModeRun) -> pd.DataFrame:
     """Launches per iteration and total µs by kernel name and class, memory operations included."""
     iterations = max(run.summary.iterations if run.summary else 1, 1)
     grouped = run.kernel_frame().groupby(["name", "kernel_class"], as_index=False).agg(
@@ -51,25 +52,11 @@ def _per_name(run: ModeRun) -> pd.DataFrame:
 def class_stats(run: ModeRun) -> pd.DataFrame:
     """Per kernel class, memory operations included: launches, launches per iteration, total and mean µs, with
     the class's description; longest total first."""
-    grouped = _per_name(run).groupby("kernel_class", as_index=False).agg(
+    grouped = per_name(run).groupby("kernel_class", as_index=False).agg(
         count=("count", "sum"), per_iteration=("per_iteration", "sum"), total_us=("total_us", "sum"))
     grouped["mean_us"] = grouped.total_us / grouped["count"]
     grouped["description"] = grouped.kernel_class.map(CLASS_DESCRIPTIONS)
     return grouped.sort_values("total_us", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def kernel_diff(a: ModeRun, b: ModeRun) -> pd.DataFrame:
-    """Kernels per iteration and µs per iteration by name in two runs, and B minus A; largest change first."""
-    sa, sb = _per_name(a), _per_name(b)
-    ia = max(a.summary.iterations if a.summary else 1, 1)
-    ib = max(b.summary.iterations if b.summary else 1, 1)
-    left = sa.assign(us_per_iteration=sa.total_us / ia)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
-    right = sb.assign(us_per_iteration=sb.total_us / ib)[["name", "kernel_class", "per_iteration", "us_per_iteration"]]
-    merged = left.merge(right, on=["name", "kernel_class"], how="outer", suffixes=("_a", "_b")).fillna(0.0)
-    merged["count_diff"] = merged.per_iteration_b - merged.per_iteration_a
-    merged["us_diff"] = merged.us_per_iteration_b - merged.us_per_iteration_a
-    order = merged.us_diff.abs().sort_values(ascending=False, kind="stable").index
-    return merged.loc[order].reset_index(drop=True)
 
 
 # One label, one definition, wherever it is shown (the pair's table and the class chart): a table that summed

@@ -20,6 +20,7 @@ import msgspec
 
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import GraphNode, GraphProvenance, ModeRun, OpSource
+from fusionviz.records.stacks import stack_lines
 
 LinkKind = Literal["provenance", "names"]
 PROVENANCE_VERSION = 2  # the major version of `inductor_provenance_tracking_node_mappings` this reads
@@ -35,7 +36,6 @@ _STACK_TRACES = msgspec.json.Decoder(dict[str, list[str]])
 _MAPPINGS = msgspec.json.Decoder(_NodeMappings)
 _HANDLE_COMMENT = re.compile(r"# \[Provenance debug handles\] (.+)$", re.MULTILINE)
 _CALL_ARGS = re.compile(r"def call\(self, args\):\s*\n\s*(.*?)\s*=\s*args\b")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 # Post-grad nodes that only reshape or pick (FX names them after their op: `view_5`, `getitem_1`): a kernel that
 # reaches a pre-grad node through these alone reads its result (the attention call reads the qkv GEMM's output
 # through views), it does not compute it.
@@ -112,16 +112,10 @@ def _read(index: int, record: GraphProvenance, output_code: list[str]) -> Compil
         pre = tuple(dict.fromkeys(p for node in post for p in mappings.postToPre.get(node, ())))
         computes = tuple(dict.fromkeys(p for node in post if _NODE_INDEX.sub("", node) not in _VIEWS
                                        for p in mappings.postToPre.get(node, ())))
-        lines = tuple(dict.fromkeys(line for t in traces.get(handle, ()) if (line := _line(t))))
+        lines = tuple(stack_lines(traces.get(handle, [])))
         kernels[handle] = KernelProvenance(handle=handle, post_grad=post, pre_grad=pre, source=lines, graph=index,
                                            backward=backward, computes=computes)
     return CompiledGraph(record.graph_key, backward, handles, kernels)
-
-
-def _line(stack_trace: str) -> str:
-    """The innermost frame of a stack trace, as "file:line"."""
-    frames = _FRAME.findall(stack_trace)
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
 
 
 def _with_dynamo_graph(graph: CompiledGraph, nth_forward: int, nodes: list[GraphNode]) -> CompiledGraph:
@@ -230,13 +224,13 @@ def iteration_provenance(run: ModeRun, iteration: int | None = None) -> list[Ker
 
 def kernel_lines(run: ModeRun) -> list[list[str]]:
     """For each kernel record (in stored order), the user's lines it came from ("file:line"): those of the
-    pre-grad nodes it computes, else the lines Inductor lists for it (a backward kernel's); [] for a kernel
-    without provenance."""
+    pre-grad nodes it computes, else the lines Inductor lists for it (a backward kernel's); for a kernel without
+    provenance, those its trace's stack traces give (`KernelRow.source_lines`: a plain trace), else []."""
     nodes: dict[tuple[int | None, str], str] = {(n.graph, n.name): n.source for n in run.graph_nodes if n.source}
     found: list[list[str]] = []
-    for prov in kernel_provenance(run):
+    for prov, row in zip(kernel_provenance(run), run.kernels, strict=True):
         if prov is None:
-            found.append([])
+            found.append(list(row.source_lines))
             continue
         lines = [nodes[(prov.dynamo_graph, name)] for name in prov.computes if (prov.dynamo_graph, name) in nodes]
         found.append(list(dict.fromkeys(lines or prov.source)))
@@ -284,8 +278,8 @@ def of_iteration(run: ModeRun, values: list[Any], iteration: int | None = None) 
 
 def kernel_origins(run: ModeRun) -> list[str]:
     """For each kernel record (in stored order), where it came from, in a few words: an eager kernel's module
-    and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm, gelu · zoo.py:54");
-    "" where the session does not say."""
+    and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm, gelu · zoo.py:54"),
+    a plain trace's kernel its stack traces' lines ("model.py:12, model.py:13"); "" where nothing says."""
     words = []
     for prov, lines, source in zip(kernel_provenance(run), kernel_lines(run), op_sources(run), strict=True):
         if prov is not None:
@@ -293,6 +287,8 @@ def kernel_origins(run: ModeRun) -> list[str]:
             words.append(f"{ops} · {', '.join(short_source(s) for s in lines)}")
         elif source is not None and source.source:
             words.append(f"{source.module or 'the model'} · {short_source(source.source)}")
+        elif lines:  # a plain trace's stack traces
+            words.append(", ".join(short_source(s) for s in lines))
         else:
             words.append("")
     return words

@@ -31,6 +31,7 @@ from fusionviz.records.session import ModeRun, Session
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fusionviz.analysis.kernel_diff import KernelDiff
     from fusionviz.analysis.ladder import Step
     from fusionviz.analysis.links import Collapse
     from fusionviz.analysis.methodology import Methodology
@@ -204,6 +205,16 @@ class Report:
         if eager is None:
             return {}
         return {r.mode: source_view(eager, r) for r in self.drawable if r.mode != "eager" and has_sources(eager, r)}
+
+    @cached_property
+    def pair_diff(self) -> KernelDiff | None:
+        """For a session of two runs with kernels (the Trace explorer's pair): the second's kernels by name
+        against the first's, and what each replaced (kernel_diff.kernel_diff); None for any other session."""
+        if len(self.session.runs) != 2 or self.drawable != self.session.runs:
+            return None
+        from fusionviz.analysis.kernel_diff import kernel_diff
+
+        return kernel_diff(*self.session.runs)
 
     def focus(self, mode: str | None = None) -> ModeRun | None:
         """The compiled run a view is about: `mode` when it ran, else (no mode given) the first that ran."""

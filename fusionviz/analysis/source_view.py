@@ -18,7 +18,7 @@ SOURCE_COLUMNS: dict[str, str] = {
     "line": "its number",
     "code": "its text ('' where the session does not hold it)",
     "eager_kernels": "eager kernels its ops launched in the representative iteration",
-    "eager_us": "their time, µs",
+    "eager_us": "their time, µs (a kernel a trace's stacks give several lines counts on each of them)",
     "eager_names": "their names, in launch order",
     "compiled": "rows of the compiled iteration's kernel table its ops ended in",
     "compiled_names": "those kernels' names",
@@ -38,21 +38,26 @@ class SourceView:
 
 
 def has_sources(eager: ModeRun, compiled: ModeRun | None = None) -> bool:
-    """Whether the runs say which line each kernel came from (sessions recorded before schema 3 do not)."""
-    return bool(eager.op_sources) or (compiled is not None and bool(compiled_graphs(compiled)))
+    """Whether the runs say which line each kernel came from (sessions recorded before schema 3 do not, nor
+    plain traces without stack traces)."""
+    return any(bool(run.op_sources or compiled_graphs(run) or any(row.source_lines for row in run.kernels))
+               for run in (eager, compiled) if run is not None)
 
 
 def source_view(eager: ModeRun, compiled: ModeRun | None) -> SourceView:
     """The lines of the user's code that the eager run's ops (from their marked pass) and the compiled run's
     kernels (from Inductor's records: the lines of the pre-grad nodes each computes, a backward kernel's own
-    lines) came from."""
+    lines) came from; in a plain trace, the lines its stack traces give (`KernelRow.source_lines`), so that a
+    trace alone (`compiled` None) shows each line with the kernels it launched."""
     code: dict[str, str] = {}
     eager_rows: dict[str, list[tuple[str, float]]] = {}
     ek = iteration_kernels(eager)
-    for name, dur, op in zip(ek.name, ek.dur_us, iteration_sources(eager), strict=True):
+    for name, dur, op, traced in zip(ek.name, ek.dur_us, iteration_sources(eager), iteration_lines(eager),
+                                     strict=True):
         if op is not None and op.source:
-            eager_rows.setdefault(op.source, []).append((str(name), float(dur)))
             code.setdefault(op.source, op.code)
+        for source in [op.source] if op is not None and op.source else traced:
+            eager_rows.setdefault(source, []).append((str(name), float(dur)))
     kernel_lines: dict[int, list[str]] = {}
     found: list[Separation] = []
     if compiled is not None:

@@ -266,6 +266,10 @@ class KernelRow(msgspec.Struct, kw_only=True, gc=False):
     launch_us: Annotated[Finite | None, Meta(
         description="start of the runtime call that launched it, in µs from the iteration's start; None where the "
                     "trace does not link it to one (the CPU, traces without correlation data)")] = None
+    source_lines: Annotated[list[str], Meta(
+        description="the user's lines it came from as the trace's stack traces give them, 'file:line': a kernel's "
+                    "`stack` (torch._inductor.profiler's trace handler), else its launching op's `stack_trace` "
+                    "(FX's profiler metadata); [] where the trace has none")] = []
 
     def __post_init__(self) -> None:
         if not self.short_name:

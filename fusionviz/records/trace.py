@@ -49,6 +49,7 @@ from fusionviz.records.kernels import (
 )
 from fusionviz.records.limits import Limits
 from fusionviz.records.session import TraceSummary
+from fusionviz.records.stacks import stack_lines
 from fusionviz.records.trace_events import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
@@ -347,7 +348,7 @@ def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str, as_give
         iteration=iteration, name=name, short_name=short_name(name), kernel_class=classify(name, name, e.cat),
         start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur, stream=-1, grid="", block="", launch_op=name,
         op_id=_op_id(e.ext), input_shapes=_shapes(e, as_given), fused_ops=fused, source_file="", graph=graph,
-        launch_us=None)
+        launch_us=None, source_lines=_source_lines(e))
 
 
 def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str],
@@ -398,7 +399,20 @@ def _device_row(iteration: int, k: Event, launch: Event | None, op: Event | None
         block=_dims(None if a is None else a.block, "block", as_given),
         launch_op=launch_op, op_id=_op_id(op.ext) if op else -1,
         input_shapes=_op_shapes(op, known, as_given) if op else "", fused_ops=fused, source_file=source or "",
-        graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None)
+        graph=graph_of.get(id(op), "") if op else "", launch_us=launch.ts - t0 if launch else None,
+        source_lines=_source_lines(k, op, launch))
+
+
+def _source_lines(*events: Event | None) -> list[str]:
+    """The user's lines of the first event that names any (a kernel, then its launching op, then its launch
+    call): `stack` as torch._inductor.profiler's handler writes it, else `stack_trace` as FX's metadata does."""
+    for e in events:
+        a = e.args if e is not None else None
+        if a is not None and (a.stack is not None or a.stack_trace is not None):
+            lines = stack_lines(a.stack) or stack_lines(a.stack_trace)
+            if lines:
+                return lines
+    return []
 
 
 def _stream(value: Any, tid: Any, as_given: Counter[str]) -> int:

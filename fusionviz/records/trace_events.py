@@ -46,6 +46,11 @@ class Args(msgspec.Struct, gc=False):
     # left encoded (a view of its bytes): only the shapes of ops that launched kernels are ever decoded
     dims: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")  # empty when absent
     kernel_file: str | None = None
+    # The user's stack traces, where torch wrote them (display only, taken in any form: `stacks.stack_lines`):
+    # torch._inductor.profiler's trace handler gives a kernel `stack`, a list of texts; FX's profiler metadata
+    # (torch.profiler._utils.map_recorded_events_to_aten_ops_with_stack_trace) gives an op `stack_trace`, one text.
+    stack: Any = None
+    stack_trace: Any = None
 
 
 class Event(msgspec.Struct, tag_field="ph", tag="X", kw_only=True, gc=False):

@@ -198,11 +198,28 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
     no_errors(at)
     summary = next(d.value for d in at.dataframe if "B - A" in d.value.columns)
     assert summary["A"][0] == 2 and summary["B"][0] == 3  # the trace against the session's eager run
+    assert any("links matched by kernel names" in unescaped(c.value) for c in at.caption)  # a trace: no records
 
     at.radio(key="b_source").set_value("Upload a file").run()
     at.file_uploader(key="b_file").set_value(("notes.json", b'{"a": 1}', "application/json")).run()
     assert not at.exception
     assert any("neither a fusionviz session nor a torch.profiler trace" in unescaped(e.value) for e in at.error)
+
+
+def test_the_pair_diff_says_what_each_compiled_kernel_replaced(sessions_dir: Path) -> None:
+    """Eager against default of one H200 session with Inductor's records: the diff table's fused bias+ReLU row
+    names the eager ops it replaced, and its caption says the links come from those records."""
+    shutil.copy(Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz", sessions_dir)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    at.toggle(key="compare").set_value(True).run()
+    at.radio(key="b_source").set_value("Recorded session (sessions/)").run()
+    at.selectbox(key="pair_a").set_value("eager").run()
+    at.selectbox(key="pair_b").set_value("default").run()
+    no_errors(at)
+    diff = next(d.value for d in at.dataframe if "replaced" in d.value.columns).set_index("name")
+    assert diff.loc["triton_poi_fused_addmm_relu_0", "replaced"] == "aten::addmm ×2 (shared), aten::clamp_min ×2"
+    assert any("links from Inductor's records" in unescaped(c.value) for c in at.caption)
 
 
 def test_a_refused_upload_leaves_an_empty_uploader_under_its_error() -> None:

@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from fusionviz.analysis import kernel_tables, sources, sweep
+from fusionviz.analysis import kernel_diff, kernel_tables, sources, sweep
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.summary import drawable_runs
@@ -192,7 +192,7 @@ def test_plain_trace_opens_as_a_session_with_the_same_kernels(ln_gelu_session: S
 
 def test_diff_of_two_runs_counts_kernels_per_iteration(ln_gelu_session: Session) -> None:
     eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
-    diff = kernel_tables.kernel_diff(eager, default)
+    diff = kernel_diff.kernel_diff(eager, default).table
     assert diff.count_diff.sum() == pytest.approx(
         default.summary.kernels_per_iteration - eager.summary.kernels_per_iteration)
     pair = kernel_tables.pair_summary(eager, default)

@@ -9,7 +9,8 @@ import pytest
 
 from fusionviz.analysis.grid import cell_session, grid_table
 from fusionviz.analysis.inspection import inspect_report
-from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, kernel_diff, pair_summary
+from fusionviz.analysis.kernel_diff import kernel_diff
+from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, pair_summary
 from fusionviz.analysis.methodology import methodology_note, methodology_table
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.sentences import Source, load_warnings
@@ -158,7 +159,7 @@ def test_kernel_tables() -> None:
     classes = class_stats(two)
     assert classes["count"].sum() == 4 and classes.total_us.sum() == 90
     assert list(iteration_kernels(two, 1).start_us) == [50, 80]
-    diff = kernel_diff(EAGER, FUSED).set_index("name")
+    diff = kernel_diff(EAGER, FUSED).table.set_index("name")
     assert diff.loc["triton_poi_fused_add_relu_0", "count_diff"] == 1
     assert diff.loc["aten::relu", "us_diff"] == -5
     pair = pair_summary(EAGER, FUSED).set_index("quantity")
@@ -188,7 +189,7 @@ def test_sentences_and_report() -> None:
     assert report["runs"][1]["kernels"][1] == {"name": "triton_poi_fused_add_relu_0", "class": "triton_pointwise",
                                                "duration_us": 5.0, "fused_ops": ["add", "relu"],
                                                "bytes": None, "flop": None, "achieved": None, "measured_bytes": None,
-                                               "provenance": None}
+                                               "provenance": None, "source_lines": []}
 
 
 def _strategy(name: str, latencies: list[float], compiled: list[bool], reasons: list[str], *,
