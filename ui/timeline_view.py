@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from fusionviz.analysis.captions import stretch_words
 from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.report import Report
 from fusionviz.charts.export import camera_options
@@ -104,7 +105,8 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     whole = _whole_trace(report)
     drawn_span = ("the whole trace" if whole else "all profiled iterations" if every else
                   f"iteration {step}" if step is not None else "the steady iteration (of median length)")
-    _caption(level, bars, search, window, drawn_span, plain_trace=session.source == "trace")
+    _caption(level, bars, search, window, drawn_span, plain_trace=session.source == "trace",
+             stretch=stretch_words(report, [r.mode for r in runs]))
     if picked:
         mode, row = picked
         run = session.run(mode)
@@ -115,7 +117,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
 def _bars(report: Report, every: bool, step: int | None) -> pd.DataFrame:
     session = report.session
     return memo(session, ("bars", every, step),  # type: ignore[no-any-return]
-                lambda: timeline_bars(session, all_iterations=every, iteration=step, tables=frames))
+                lambda: timeline_bars(session, all_iterations=every, iteration=step, tables=frames, origins=origins))
 
 
 def _whole_trace(report: Report) -> bool:
@@ -130,7 +132,8 @@ def _figure(report: Report, bars: pd.DataFrame, every: bool, step: int | None,
              "Kernel timeline: all profiled iterations" if every else
              f"Kernel timeline: iteration {step}" if step is not None else None)
     return memo(session, ("figure", every, step, window),
-                lambda: timeline_figure(session, bars, ChartSettings(), title, window=window))
+                lambda: timeline_figure(session, bars, ChartSettings(), title, window=window,
+                                        latencies=report.latencies))
 
 
 def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: str) -> Presented:
@@ -158,11 +161,15 @@ def _narrow(key: str, session: str) -> None:
 
 
 def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | None, span: str, *,
-             plain_trace: bool) -> None:
-    """What the timeline shows and how to move in it; `span` names the iterations drawn (one, all, the trace)."""
+             plain_trace: bool, stretch: str) -> None:
+    """What the timeline shows and how to move in it; `span` names the iterations drawn (one, all, the trace);
+    `stretch` how much longer the profiled iterations ran than the timed calls (`captions.stretch_words`)."""
     matches = matching_kernels(bars, search)
     found = (f" **{len(matches):,}** kernels match “{search.strip()}” (marked in red)."
              if search.strip() else "")
+    if stretch:
+        found = (" The dark strip above each mode's kernels is its measured latency per call (timed, unprofiled; "
+                 f"p10–p90 shaded): {stretch}.") + found
     if level == "svg" and plain_trace:  # no modes, no graph breaks and no generated code to show
         regions = "; shaded = a compiled region the trace marks" if (bars.lane == "region").any() else ""
         st.caption("Each block is one trace: kernels coloured by class (one lane per CUDA stream), the thin grey "

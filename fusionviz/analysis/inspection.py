@@ -33,7 +33,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     "idle": [{"iteration", "span_us", "kernel_us", "host_wait_us", "between_kernels_us", "unattributed_us",
     "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`, and for a grid session `"cells": [{"dim",
     "batch", "node", "device", "error", "model", "mode", "speedup", "verdict", "eager_busy", "eager_kernels",
-    "kernels"}]` (`_cells`) and its `crossover` sentence.
+    "kernels"}]` (`_cells`) and its `crossover` sentence. Each run's `profiled_stretch`: how many times as long
+    its median profiled iteration ran as its median timed call (`Report.stretch`; null where untimed).
 
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
@@ -78,7 +79,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     inspected: dict[str, Any] = {
         "source": source,
         "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
-                 | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r)}
+                 | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r),
+                                                   "profiled_stretch": report.stretch.get(r.mode)}
                  for r in session.runs],
         "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                            "matmul_tflops": dict(session.ceilings.matmul_tflops)},

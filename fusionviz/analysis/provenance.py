@@ -277,21 +277,33 @@ def of_iteration(run: ModeRun, values: list[Any], iteration: int | None = None) 
 
 
 def kernel_origins(run: ModeRun) -> list[str]:
-    """For each kernel record (in stored order), where it came from, in a few words: an eager kernel's module
-    and line ("net.1 · zoo.py:44"), a compiled kernel's pre-grad ops and lines ("layer_norm, gelu · zoo.py:54"),
-    a plain trace's kernel its stack traces' lines ("model.py:12, model.py:13"); "" where nothing says."""
+    """For each kernel record (in stored order), where it came from, in a few words: an eager kernel's launching
+    op, module and line ("aten::addmm in net.0 · zoo.py:44"), a compiled kernel's pre-grad nodes, each by what it
+    calls and the module it ran in, in the graph's order, and its lines ("linear (net.0), relu (net.1) ·
+    zoo.py:44": two launches of one kernel name read apart), a plain trace's kernel its stack traces' lines
+    ("model.py:12, model.py:13"); "" where nothing says."""
+    nodes: dict[tuple[int | None, str], tuple[int, GraphNode]] = {(n.graph, n.name): (i, n)
+                                                                 for i, n in enumerate(run.graph_nodes)}
     words = []
     for prov, lines, source in zip(kernel_provenance(run), kernel_lines(run), op_sources(run), strict=True):
         if prov is not None:
-            ops = ", ".join(prov.pre_grad) or ("backward" if prov.backward else prov.handle)
+            ops = ", ".join(_node_words(prov, nodes)) or ("backward" if prov.backward else prov.handle)
             words.append(f"{ops} · {', '.join(short_source(s) for s in lines)}")
         elif source is not None and source.source:
-            words.append(f"{source.module or 'the model'} · {short_source(source.source)}")
+            words.append(f"{source.launch_op} in {source.module or 'the model'} · {short_source(source.source)}")
         elif lines:  # a plain trace's stack traces
             words.append(", ".join(short_source(s) for s in lines))
         else:
             words.append("")
     return words
+
+
+def _node_words(prov: KernelProvenance, nodes: dict[tuple[int | None, str], tuple[int, GraphNode]]) -> list[str]:
+    """A kernel's pre-grad nodes as "op (module)", in the order Dynamo captured them; a node the session keeps
+    no record of by its name, after them (Dynamo names most nodes after their op, but a Sequential's `input_1`)."""
+    known = sorted(nodes[(prov.dynamo_graph, name)] for name in prov.pre_grad if (prov.dynamo_graph, name) in nodes)
+    unknown = [name for name in prov.pre_grad if (prov.dynamo_graph, name) not in nodes]
+    return [f"{n.op} ({n.module})" if n.module else n.op for _, n in known] + unknown
 
 
 def short_source(source: str) -> str:

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from fusionviz.analysis.sentences import Source, trace_notes
-from fusionviz.analysis.trace_stats import BusyTime, KernelStat, StepIdle, busy_time, idle_breakdown, kernel_ranking
+from fusionviz.analysis.trace_stats import (
+    BusyTime,
+    KernelStat,
+    StepIdle,
+    busy_time,
+    idle_breakdown,
+    kernel_ranking,
+    profiled_stretch,
+)
 from fusionviz.lru import LRU
 from fusionviz.records.session import ModeRun, Session
 
@@ -140,6 +148,14 @@ class Report:
 
         return {r.mode: busy_fraction(self.runs[r.mode].busy_time, self.latencies.get(r.mode)) if r.summary else None
                 for r in self.session.runs}
+
+    @cached_property
+    def stretch(self) -> dict[str, float]:
+        """Each timed mode's profiled stretch: how many times as long its median profiled iteration ran as its
+        median timed call (trace_stats.profiled_stretch); the modes without one are left out."""
+        found = {mode: profiled_stretch(self.runs[mode].idle, e.median) if mode in self.runs else None
+                 for mode, e in self.latencies.items()}
+        return {mode: x for mode, x in found.items() if x is not None}
 
     @property
     def timed(self) -> bool:

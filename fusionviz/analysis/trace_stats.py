@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +178,15 @@ def _step_idle(iteration: int, kernels: list[tuple[float, float, float | None]],
     host += span - cursor  # after the last kernel: nothing queued
     return StepIdle(iteration=iteration, span_us=span, kernel_us=busy, host_wait_us=host,
                     between_kernels_us=between, unattributed_us=unattributed, kernels=len(kernels)), tuple(gaps)
+
+
+def profiled_stretch(idle: list[StepIdle], latency_ms: float | None) -> float | None:
+    """How many times as long a profiled iteration ran as a timed call: the median profiled span over the median
+    timed (unprofiled) latency. The profiler's own work slows the host side, so a trace draws each iteration
+    longer than the call the timing measured; None without timing or without profiled iterations."""
+    if latency_ms is None or latency_ms <= 0 or not idle:
+        return None
+    return statistics.median(s.span_us for s in idle) / (latency_ms * 1e3)
 
 
 def as_records(rows: list[Any]) -> list[dict[str, Any]]:

@@ -1,5 +1,7 @@
 """The kernel timeline: one block per mode, kernels coloured by class over a thin CPU lane (one kernel lane per
-CUDA stream), compiled regions shaded and graph breaks marked, on one µs axis shared by all modes.
+CUDA stream), compiled regions shaded and graph breaks marked, on one µs axis shared by all modes; where the
+session was timed, each mode's measured latency per call as a strip above its kernels (the profiler stretches
+the iteration drawn, the timed call is unprofiled), and a kernel's hover says where it came from.
 
 Small timelines are SVG bars. Large ones (more than SVG_BARS bars) are drawn at a level of detail, each lane
 as the cells of a one-row heatmap, which the browser paints as one image (a zoom or pan of tens of thousands
@@ -15,7 +17,7 @@ The bars and lanes come from `charts.timeline_layout`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -43,11 +45,15 @@ from fusionviz.charts.timeline_layout import (
     break_markers,
     in_window,
     kernels_in_window,
+    latency_marks,
     matching_kernels,
     timeline_lanes,
 )
 from fusionviz.records.kernels import KERNEL_CLASSES, short_name
 from fusionviz.records.session import Session
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.timing import Estimate
 
 SVG_BARS = 4_000  # up to this many bars, SVG bars (as drawn since the first version); more: a level of detail
 DETAIL_KERNELS = 6_000  # a large timeline's window with at most this many kernels draws each one; more: slices
@@ -57,20 +63,25 @@ REGIONS_DRAWN = 200  # compiled regions shaded at most on a large timeline
 # Up to this many kernels in a window, each can be clicked (invisible SVG markers carry the click): 2,142 such
 # markers took 0.28 s of a 0.49 s redraw in Chromium here (benchmarks/RESULTS.md), WebGL ones longer still.
 CLICK_KERNELS = 400
+LATENCY_COLOUR, LATENCY_SPREAD = "#111111", "rgba(17, 17, 17, 0.2)"  # the timed call's strip, its p10–p90 band
+LATENCY_W, SPREAD_W = 0.05, 0.13  # their heights, in the gap above a mode's kernels (timeline_layout.LATENCY_Y)
+MEASURED = "measured latency (timed, unprofiled)"
 
 
 # The customdata of each kind of trace, by name (columns of the bars, `charts.timeline_layout`). A click names
 # the kernel by (mode, row) and `kind` says it is one; a hover shows the true duration, the start within the
-# iteration and the iteration (a horizontal bar's %{x} is where it ends).
-BAR = Fields(("mode", "row", "name", "grid", "block", "input_shapes", "fused_ops", "kind", "dur_us", "at_us",
+# iteration and the iteration (a horizontal bar's %{x} is where it ends); `about`, where a kernel came from
+# (`_about`).
+BAR = Fields(("mode", "row", "name", "grid", "block", "input_shapes", "about", "kind", "dur_us", "at_us",
               "iteration"))
 CLICK = Fields(("mode", "row", "kind"))  # the invisible markers a large timeline's kernels are clicked by
 CELL = Fields(("dur_us", "at_us", "iteration"))  # a large timeline's cells, as float32
 SLICE = Fields(("starts", "from_us", "to_us"))  # a time slice: the bars starting in it, and its edges
 BREAK = Fields(("reason", "where"))
+LATENCY = Fields(("mode", "median_us", "low_us", "high_us"))
 _KERNEL_HOVER = BAR.template("<b>%{name}</b><br>%{mode} · %{kind}<br>duration %{dur_us:.1f} µs, start %{at_us:.1f} "
                              "µs in iteration %{iteration}<br>grid %{grid}  block %{block}<br>inputs %{input_shapes}"
-                             "<br>fused ops: %{fused_ops}<extra></extra>")
+                             "%{about}<extra></extra>")
 _CPU_HOVER = BAR.template("<b>%{name}</b><br>%{mode} · CPU %{kind}<br>duration %{dur_us:.1f} µs, start %{at_us:.1f} "
                           "µs in iteration %{iteration}<extra></extra>")
 
@@ -80,23 +91,35 @@ def _bar(rows: pd.DataFrame, name: str, colour: str, width: float, hover: str, *
     return go.Bar(
         base=rows.start_us.to_numpy(), x=rows.dur_us.to_numpy(), y=rows.y.to_numpy(), orientation="h",
         width=width, name=name, marker={"color": colour, "line": {"width": 0.6 if line else 0, "color": line}},
-        customdata=BAR.of(rows), meta=BAR.meta, hovertemplate=hover, showlegend=legend, legendgroup=name,
+        customdata=BAR.of(rows.assign(about=_about(rows))), meta=BAR.meta, hovertemplate=hover, showlegend=legend,
+        legendgroup=name,
     )
+
+
+def _about(rows: pd.DataFrame) -> pd.Series:
+    """Each kernel's hover line on where it came from: its origin where the session recorded one (Inductor's
+    records, eager's op lines), else the ops read off the names (a session before provenance, a plain trace);
+    nothing where neither says."""
+    named = ("<br>ops (from names): " + rows.fused_ops).where(rows.fused_ops != "", "")
+    return ("<br>origin: " + rows.origin).where(rows.origin != "", named)
 
 
 def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSettings = DEFAULT_SETTINGS,
                     title: str | None = None, *, window: tuple[float, float] | None = None,
-                    search: str = "") -> go.Figure:
+                    search: str = "", latencies: Mapping[str, Estimate] | None = None) -> go.Figure:
     """One block per mode, eager on top: kernels coloured by class, a thin CPU lane under them, compiled
     regions shaded and graph breaks marked, on one numeric µs axis shared by all modes. Kernels whose name
     contains `search` (any case) are marked. Large timelines are drawn at a level of detail within `window` (µs on
-    the shared axis; everything when None), every kernel or time slices as the window's kernel count allows."""
+    the shared axis; everything when None), every kernel or time slices as the window's kernel count allows.
+    Each mode in `latencies` (the Report's) gets its measured latency per call as a strip above its kernels, from
+    the start of each iteration drawn, its p10–p90 shaded: a timed call beside the profiled one."""
     lanes = timeline_lanes(session, bars)
     text = title or "Kernel timeline: one steady iteration per mode"
     if len(bars) > SVG_BARS:
         fig = _large_figure(session, bars, lanes, window)
     else:
         fig = _svg_figure(session, bars)
+    _add_latencies(fig, latency_marks(lanes, bars, latencies or {}), settings.font_size - 3)
     bottom = max(lane.y for lane in lanes) if lanes else 0.0
     fig.update_yaxes(tickvals=[lane.y for lane in lanes], ticktext=[lane.label for lane in lanes],
                      autorange="reversed", showgrid=False, zeroline=False, range=[bottom + 0.5, -0.6])
@@ -203,6 +226,28 @@ def _add_breaks(fig: go.Figure, session: Session, bars: pd.DataFrame) -> None:
             fig.add_vline(x=x, line={"color": BREAK_COLOUR, "width": 1, "dash": "dot"})
 
 
+def _add_latencies(fig: go.Figure, marks: pd.DataFrame, font_size: int) -> None:
+    """The measured latency strips (`timeline_layout.latency_marks`): the p10–p90 band under the median's strip,
+    each mode's first labelled at its end in `font_size` (smaller than the lanes', to fit the gap between two
+    blocks), one legend entry for all three, the figures in the strip's hover."""
+    if not len(marks):
+        return
+    first = marks.drop_duplicates("mode")
+    fig.add_trace(go.Bar(base=marks.start_us + marks.low_us, x=marks.high_us - marks.low_us, y=marks.y,
+                         orientation="h", width=SPREAD_W, marker={"color": LATENCY_SPREAD, "line": {"width": 0}},
+                         name=MEASURED, legendgroup=MEASURED, showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Bar(base=marks.start_us, x=marks.median_us, y=marks.y, orientation="h", width=LATENCY_W,
+                         marker={"color": LATENCY_COLOUR, "line": {"width": 0}}, name=MEASURED, legendgroup=MEASURED,
+                         customdata=LATENCY.of(marks), meta=LATENCY.meta,
+                         hovertemplate=LATENCY.template(f"<b>{MEASURED}: %{{median_us:.1f}} µs</b><br>%{{mode}}, "
+                                                        "median per call; p10–p90 %{low_us:.1f}–%{high_us:.1f} µs "
+                                                        "(shaded)<extra></extra>")))
+    fig.add_trace(go.Scatter(x=first.start_us + first.high_us, y=first.y, mode="text", textposition="middle right",
+                             text=[f" timed call {us:,.0f} µs" for us in first.median_us], name=MEASURED,
+                             textfont={"size": font_size, "color": LATENCY_COLOUR},
+                             legendgroup=MEASURED, showlegend=False, hoverinfo="skip"))
+
+
 def clickable(bars: pd.DataFrame, window: tuple[float, float] | None) -> bool:
     """Whether each kernel drawn in `window` can be clicked: SVG bars always, cells once at most CLICK_KERNELS
     are in the window (until then a box drawn on the chart narrows the window instead of zooming)."""
@@ -281,9 +326,11 @@ def _labels(rows: pd.DataFrame, hover: Literal["kernel", "cpu"]) -> np.ndarray:
 
 def _kernel_text(rows: pd.DataFrame) -> np.ndarray:
     """A kernel's whole hover as text, for the click markers (a scatter's customdata holds its click ids)."""
-    return np.array([f"<b>{short}</b><br>{mode} · {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs in iteration {it}"
-                     for short, mode, kind, dur, at, it in zip(rows.name.map(short_name), rows["mode"], rows.kind,
-                                                               rows.dur_us, rows.at_us, rows.iteration, strict=True)],
+    return np.array([f"<b>{short}</b><br>{mode} · {kind}<br>duration {dur:.1f} µs, start {at:.1f} µs in iteration "
+                     f"{it}{about}"
+                     for short, mode, kind, dur, at, it, about in zip(rows.name.map(short_name), rows["mode"],
+                                                                      rows.kind, rows.dur_us, rows.at_us,
+                                                                      rows.iteration, _about(rows), strict=True)],
                     dtype=object)
 
 

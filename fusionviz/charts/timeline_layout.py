@@ -5,17 +5,21 @@ windows and searches the timeline draws from. Plain tables, no Plotly: `charts.t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.summary import drawable_runs
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace import COMPILED_REGION, compiled_frame
+
+if TYPE_CHECKING:
+    from fusionviz.analysis.timing import Estimate
 
 TIMELINE_COLUMNS: dict[str, str] = {
     "mode": "the mode (lane) the bar belongs to",
@@ -33,9 +37,13 @@ TIMELINE_COLUMNS: dict[str, str] = {
     "block": "thread block",
     "input_shapes": "input shapes of the launching op",
     "fused_ops": "source ops, comma separated",
+    "origin": "where a kernel came from (`provenance.kernel_origins`): a compiled kernel's pre-grad nodes and lines "
+              "from Inductor's records, an eager one's launching op, module and line; '' where the session does "
+              "not say",
 }
 KERNEL_Y, CPU_Y, CALL_Y, REGION_Y = 0.0, 0.62, 0.86, 0.36
 KERNEL_W, CPU_W, CALL_W, REGION_W = 0.7, 0.3, 0.12, 1.3
+LATENCY_Y = -0.5  # the measured latency's strip: above a mode's top kernel lane, clear of a graph break's ✕
 BLOCK = 1.6  # vertical distance between two modes' blocks (a mode with one stream)
 STREAM_GAP = 0.85  # each further stream of a mode adds a kernel lane this far below the previous one
 
@@ -69,13 +77,15 @@ def _streams(kernels: pd.DataFrame) -> list[int]:
 
 
 def timeline_bars(session: Session, all_iterations: bool = False, iteration: int | None = None,
-                  tables: Callable[[ModeRun], tuple[pd.DataFrame, pd.DataFrame]] | None = None) -> pd.DataFrame:
+                  tables: Callable[[ModeRun], tuple[pd.DataFrame, pd.DataFrame]] | None = None,
+                  origins: Callable[[ModeRun], list[str]] = kernel_origins) -> pd.DataFrame:
     """Bars of the timeline: kernels, CPU ops, graph calls and compiled regions of each drawable mode.
 
     One steady iteration per mode (its representative one) by default, or `iteration` where a mode has it;
     with `all_iterations` every profiled iteration, laid end to end. A mode whose kernels ran on several
     streams gets one kernel lane per stream, the lowest stream first. `tables` gives a run's kernel and CPU op
-    tables (a caller that keeps them passes its own; by default they are built from the run's records).
+    tables (a caller that keeps them passes its own; by default they are built from the run's records), and
+    `origins` where each of its kernel records came from (`provenance.kernel_origins`, or the caller's copy).
     """
     frames = []
     y0 = 0.0
@@ -101,6 +111,7 @@ def timeline_bars(session: Session, all_iterations: bool = False, iteration: int
             "start_us": k.start_us + k.iteration.map(shift), "dur_us": k.dur_us, "at_us": k.start_us,
             "grid": k.grid, "block": k.block, "input_shapes": k.input_shapes,
             "fused_ops": k.fused_ops.map(", ".join),
+            "origin": np.asarray(origins(run), dtype=object)[k.index.to_numpy(dtype=int)],
         }))
         c = cpu[cpu.iteration.isin(iterations)]
         region = (c.category == "region").to_numpy()
@@ -113,6 +124,7 @@ def timeline_bars(session: Session, all_iterations: bool = False, iteration: int
             "y": pd.Series(y, index=c.index), "row": c.index, "iteration": c.iteration,
             "name": c.name, "kind": c.category, "start_us": c.start_us + c.iteration.map(shift),
             "dur_us": c.dur_us, "at_us": c.start_us, "grid": "", "block": "", "input_shapes": "", "fused_ops": "",
+            "origin": "",
         }))
         y0 += BLOCK + below
     if not frames:
@@ -140,6 +152,28 @@ def timeline_lanes(session: Session, bars: pd.DataFrame) -> list[Lane]:
         cpu_y = streams[-1][0] - KERNEL_Y + CPU_Y
         lanes.append(Lane(run.mode, "cpu", -1, cpu_y, "CPU"))
     return lanes
+
+
+def latency_marks(lanes: list[Lane], bars: pd.DataFrame, latencies: Mapping[str, Estimate]) -> pd.DataFrame:
+    """Each timed mode's measured latency per call (median and p10–p90, µs), placed from the start of each of
+    its iterations drawn, just above its top kernel lane: the timed call beside the profiled iteration, which
+    the profiler stretches. Empty without timing (a plain trace)."""
+    columns = ["mode", "iteration", "y", "start_us", "median_us", "low_us", "high_us"]
+    rows = []
+    tops: dict[str, float] = {}
+    for lane in lanes:
+        if lane.kind == "kernel":
+            tops.setdefault(lane.mode, lane.y)  # a mode's first kernel lane, modes in order
+    for mode, top in tops.items():
+        estimate = latencies.get(mode)
+        mine = bars[bars["mode"] == mode]
+        if estimate is None or not len(mine):
+            continue
+        starts = (mine.start_us - mine.at_us).groupby(mine.iteration).min()  # each iteration's place on the axis
+        rows += [{"mode": mode, "iteration": int(it), "y": top + LATENCY_Y, "start_us": float(start),
+                  "median_us": estimate.median * 1e3, "low_us": estimate.low * 1e3, "high_us": estimate.high * 1e3}
+                 for it, start in starts.items()]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def break_markers(session: Session, bars: pd.DataFrame) -> pd.DataFrame:

@@ -94,7 +94,7 @@ def draw_timeline(report: Report, asked: Asked) -> go.Figure:
     session = report.session
     shown = (dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", asked.mode)])
              if asked.mode else session)
-    return timeline_figure(shown, timeline_bars(shown), asked.settings)
+    return timeline_figure(shown, timeline_bars(shown), asked.settings, latencies=report.latencies)
 
 
 def draw_collapse(report: Report, asked: Asked) -> go.Figure:

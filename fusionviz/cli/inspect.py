@@ -125,11 +125,9 @@ def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
              s["unattributed_us"], s["busy_pct"]) for s in run["idle"]]
     lines = [f"  GPU time of each profiled {unit} (µs; busy = kernels over the profiled span; see the README's "
              "Definitions):", *table(columns, rows, indent="  ")]
-    if run["latency_ms"]:  # the header's busy is over a timed call, which the profiler does not slow
-        spans = sorted(s["span_us"] for s in run["idle"])
-        stretched = spans[len(spans) // 2] / (run["latency_ms"]["median"] * 1000)
-        lines.append(f"  the profiled {unit}s ran {stretched:.1f}x as long as a timed call (median): the profiler's "
-                     "overhead, which is why each one's busy share is lower than the header's")
+    if run["latency_ms"] and run["profiled_stretch"]:  # the header's busy is over a timed call, unslowed
+        lines.append(f"  the profiled {unit}s ran {run['profiled_stretch']:.1f}x as long as a timed call (median): the "
+                     "profiler's overhead, which is why each one's busy share is lower than the header's")
     return lines
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fusionviz.analysis.captions import stretch_words
+from fusionviz.analysis.report import analyse
+from fusionviz.records.files import open_path
 from tests.texts import unescaped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,4 +36,14 @@ def test_a_kernel_row_picked_shows_the_line_it_came_from(library: Path) -> None:
     at.session_state[key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     said = [unescaped(m.value) for m in at.markdown if "came from" in m.value]
-    assert len(said) == 1 and said[0].endswith("came from net.0 · zoo.py:44"), said
+    assert len(said) == 1 and said[0].endswith("came from aten::addmm in net.0 · zoo.py:44"), said
+
+
+def test_the_timeline_caption_says_how_much_the_profiler_stretched_each_mode(library: Path) -> None:
+    """Issue 22: the caption under the timeline gives the Report's stretch, the one `inspect` prints."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    report = analyse(open_path(library / SESSION))
+    said = [unescaped(c.value) for c in at.caption if "The dark strip above each mode's kernels" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert stretch_words(report, [r.mode for r in report.drawable]) in said[0]
+    assert f"ran {report.stretch['eager']:.1f}x as long as its timed call" in said[0]

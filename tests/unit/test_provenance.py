@@ -301,11 +301,13 @@ def test_the_collapse_and_the_report_say_where_their_links_come_from() -> None:
     eager, compiled = graph_break_runs()
     assert "links from Inductor's records" in collapse_figure(collapse_of(eager, compiled)).layout.title.text
     origins = collapse_layout(collapse_of(eager, compiled))[0].origin
-    assert origins.iloc[0] == "first · zoo.py:141"
-    assert origins.iloc[len(eager.kernels) + 1] == "h, mean · zoo.py:141, zoo.py:142"
-    assert list(kernel_table(compiled).origin) == ["linear · zoo.py:141", "h, mean · zoo.py:141, zoo.py:142",
-                                                   "h · zoo.py:143", "linear · zoo.py:146", "add, relu · zoo.py:146"]
-    assert list(kernel_table(eager).origin)[:2] == ["first · zoo.py:141", "the model · zoo.py:141"]
+    assert origins.iloc[0] == "aten::linear in first · zoo.py:141"
+    assert origins.iloc[len(eager.kernels) + 1] == "gelu, mean · zoo.py:141, zoo.py:142"  # nodes by their op
+    assert list(kernel_table(compiled).origin) == ["linear (first) · zoo.py:141", "gelu, mean · zoo.py:141, zoo.py:142",
+                                                   "mul · zoo.py:143", "linear (second) · zoo.py:146",
+                                                   "add, relu · zoo.py:146"]  # graph 1's `h` is a mul
+    assert list(kernel_table(eager).origin)[:2] == ["aten::linear in first · zoo.py:141",
+                                                    "aten::gelu in the model · zoo.py:141"]
     eager.op_sources = []
     assert "links matched by kernel names" in collapse_figure(collapse_of(eager, compiled)).layout.title.text
     report = inspect_report(analyse(session(*graph_break_runs(), device_kind="cpu")), "s")
