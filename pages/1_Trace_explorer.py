@@ -14,6 +14,7 @@ from fusionviz.analysis.links import LINK_WORDS
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.analysis.sentences import per_iteration
 from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame
+from fusionviz.charts.source_view import trace_source_figure
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
 from fusionviz.errors import FusionvizError
@@ -88,6 +89,7 @@ def show_one(report: Report) -> None:
     sections.show_run_problems(session)
     st.subheader("Kernel timeline")
     sections.show_timeline(report, "x_timeline")
+    show_trace_lines(report)
     st.subheader("Top kernels and where the GPU's time went")
     show_summaries(report)
     # On a projector: the charts and the top kernels; the long tables stay off screen.
@@ -103,6 +105,17 @@ def show_one(report: Report) -> None:
 
 
 TOP_CHOICES = [10, 20, 50, 100, 0]  # 0: every kernel
+
+
+def show_trace_lines(report: Report) -> None:
+    """A plain trace whose events carry stack traces: the time its kernels took, line by line of the user's code."""
+    for mode, view in report.trace_lines.items():
+        st.subheader("Source lines" if len(report.trace_lines) == 1 else f"Source lines: {plain(mode)}")
+        sections.restyled_chart(trace_source_figure(view, mode), f"x_lines_{mode}",
+                                ChartSettings.presentation().chart_px)
+        st.caption(f"{len(view.lines)} lines of code, from the stack traces in the trace's events (Inductor's "
+                   "trace handler writes them on kernels, torch 2.13's profiler on ops); a kernel several lines "
+                   "gave rise to counts on each of them.")
 
 
 @st.fragment

@@ -223,6 +223,16 @@ class Report:
         return {r.mode: source_view(eager, r) for r in self.drawable if r.mode != "eager" and has_sources(eager, r)}
 
     @cached_property
+    def trace_lines(self) -> dict[str, SourceView]:
+        """A plain trace's own source lines, per run whose events carry stack traces (a foreign trace written by
+        Inductor's trace handler, or torch 2.13's `stack_trace`): each line with the kernels it launched."""
+        from fusionviz.analysis.source_view import has_sources, source_view
+
+        if self.session.source != "trace":
+            return {}
+        return {r.mode: source_view(r, None) for r in self.drawable if has_sources(r)}
+
+    @cached_property
     def pair_diff(self) -> KernelDiff | None:
         """For a session of two runs with kernels (the Trace explorer's pair): the second's kernels by name
         against the first's, and what each replaced (kernel_diff.kernel_diff); None for any other session."""

@@ -27,23 +27,46 @@ def source_figure(view: SourceView, compiled: ModeRun, settings: ChartSettings =
     ys = {source: -i for i, source in enumerate(lines.source)}
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.3, 0.7], horizontal_spacing=0.02,
                         subplot_titles=["eager: µs per line", f"{compiled.mode}: the kernels each line ended in"])
-    fig.add_trace(go.Bar(
+    fig.add_trace(_line_bars(view, ys, "eager"), row=1, col=1)
+    _compiled_traces(fig, view, compiled, ys)
+    _separation_marks(fig, view, ys, len(iteration_kernels(compiled)))
+    _line_axis(fig, view, ys, row=1, col=1)
+    slots = len(iteration_kernels(compiled))
+    fig.update_xaxes(title_text="compiled kernels in launch order", dtick=1, range=[-0.6, slots + 2.4], row=1, col=2)
+    return style(fig, settings, f"{compiled.mode}: eager's lines and the kernels they ended in",
+                 _height(view, settings))
+
+
+def trace_source_figure(view: SourceView, label: str, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
+    """One trace alone (`source_view(run, None)`: a foreign trace whose events carry stack traces): each line
+    with the time of the kernels it launched, their count on the bar and their names in the hover."""
+    ys = {source: -i for i, source in enumerate(view.lines.source)}
+    fig = go.Figure(_line_bars(view, ys, label))
+    _line_axis(fig, view, ys)
+    return style(fig, settings, "Kernel time per source line (the trace's stack traces)", _height(view, settings))
+
+
+def _line_bars(view: SourceView, ys: dict[str, int], label: str) -> go.Bar:
+    lines = view.lines
+    return go.Bar(
         x=lines.eager_us, y=[ys[s] for s in lines.source], orientation="h", marker_color=CLASS_COLOURS["aten"],
         text=[f"{n} kernel{'' if n == 1 else 's'}" for n in lines.eager_kernels], textposition="auto", textangle=0,
         customdata=[[short_source(s), code, ", ".join(names)] for s, code, names in
                     zip(lines.source, lines.code, lines.eager_names, strict=True)],
-        hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>eager: %{x:.1f} µs in %{text}<br>"
-                      "%{customdata[2]}<extra></extra>", showlegend=False), row=1, col=1)
-    _compiled_traces(fig, view, compiled, ys)
-    _separation_marks(fig, view, ys, len(iteration_kernels(compiled)))
-    height = max(settings.chart_px, 90 + len(lines) * settings.font_size * 2.6)
+        hovertemplate=f"<b>%{{customdata[0]}}</b> %{{customdata[1]}}<br>{label}: %{{x:.1f}} µs in %{{text}}<br>"
+                      "%{customdata[2]}<extra></extra>", showlegend=False)
+
+
+def _line_axis(fig: go.Figure, view: SourceView, ys: dict[str, int], **cell: int) -> None:
+    lines = view.lines
     fig.update_yaxes(tickvals=list(ys.values()), ticktext=[_tick(s, c) for s, c in zip(lines.source, lines.code,
                                                                                           strict=True)],
-                     range=[-len(lines) + 0.4, 0.6], row=1, col=1)
-    fig.update_xaxes(title_text="µs", row=1, col=1)
-    slots = len(iteration_kernels(compiled))
-    fig.update_xaxes(title_text="compiled kernels in launch order", dtick=1, range=[-0.6, slots + 2.4], row=1, col=2)
-    return style(fig, settings, f"{compiled.mode}: eager's lines and the kernels they ended in", int(height))
+                     range=[-len(lines) + 0.4, 0.6], **cell)
+    fig.update_xaxes(title_text="µs", **cell)
+
+
+def _height(view: SourceView, settings: ChartSettings) -> int:
+    return int(max(settings.chart_px, 90 + len(view.lines) * settings.font_size * 2.6))
 
 
 def _tick(source: str, code: str) -> str:

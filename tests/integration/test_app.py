@@ -21,6 +21,7 @@ from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
+from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
 from tests.synthetic import encoded, gpu_trace
@@ -173,6 +174,22 @@ def test_the_trace_explorer_draws_the_same_elements_in_both_modes(sessions_dir: 
     big = timeline["present"]["layout"]
     assert big["title"]["font"]["size"] == ChartSettings.presentation().title_size
     assert big["height"] > timeline["layout"]["height"]
+
+
+def test_a_foreign_trace_with_stack_traces_gets_its_source_lines(sessions_dir: Path) -> None:
+    """A trace written by Inductor's trace handler (`args["stack"]` on its kernels, tests/data/README.md) opened
+    alone: the time of its kernels line by line, the same figures as the Report's."""
+    name = "h200_branching_fp32_default_inductor_stacks.trace.json.gz"
+    raw = (DATA / name).read_bytes()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("pages/1_Trace_explorer.py").run()
+    at.radio(key="a_source").set_value("Upload a file").run()
+    at.file_uploader(key="a_file").set_value((name, raw, "application/gzip")).run()
+    no_errors(at)
+    (lines,) = [f for title, f in figures(at).items() if "Kernel time per source line" in title]
+    (view,) = analyse(open_file(raw, name)).trace_lines.values()
+    assert decode(lines["data"][0]["x"]) == pytest.approx(list(view.lines.eager_us)) and len(view.lines) == 4
+    assert any("from the stack traces in the trace's events" in unescaped(c.value) for c in at.caption)
 
 
 def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_gelu_session: Session) -> None:
