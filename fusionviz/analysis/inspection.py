@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
 from fusionviz.analysis.job import job_report
-from fusionviz.analysis.kernel_costs import RunCosts, cost_fields, session_costs
+from fusionviz.analysis.kernel_costs import RunCosts, cost_fields
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.trace_stats import as_records
 from fusionviz.records.job import Job
@@ -75,7 +75,7 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
                   f"{env.torch_version}")
         device = env.device_name or c.device
     timed = _timing_report(report)
-    costs = session_costs(session, session.ceilings)
+    costs = report.costs
     inspected: dict[str, Any] = {
         "source": source,
         "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))

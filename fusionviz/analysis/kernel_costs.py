@@ -214,13 +214,38 @@ def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:
     }
 
 
+def roofline_runs(report: Report, mode: str | None) -> list[ModeRun]:
+    """The runs the roofline shows: eager and `mode` (default: the first compiled mode that ran), where profiled."""
+    return [r for r in (report.session.run("eager"), report.focus(mode)) if r is not None and r.summary is not None
+            and r.mode in report.costs]
+
+
+def no_flops_note(report: Report, mode: str | None = None) -> str:
+    """Where no kernel of the roofline's runs has counted FLOPs (a chain of elementwise kernels: their FLOPs are
+    not counted, and they do a few per byte), the sentence saying the FLOP panel is left out; else ""."""
+    runs = roofline_runs(report, mode)
+    for run in runs:
+        iteration = run.summary.representative_iteration if run.summary else 0
+        if any(cost is not None and cost.flop for row, cost in zip(run.kernels, report.costs[run.mode].costs,
+                                                                    strict=True) if row.iteration == iteration):
+            return ""
+    return f"No kernel of {' or '.join(r.mode for r in runs)} has counted FLOPs: the FLOP panel is left out."
+
+
+# Why a chain has no FLOP panel, for the figure's note (the caption keeps to `no_flops_note`).
+FLOPS_COUNTED = ("FLOPs are counted for GEMMs, convolutions and attention; elementwise and reduction kernels do a "
+                 "few per byte and stand against the copy bandwidth alone.")
+
+
 def roofline_caption(report: Report, mode: str | None = None) -> str:
-    """The kernel closest to its ceiling, and the ceilings measured."""
+    """The kernel closest to its ceiling, and the ceilings measured; where no kernel shown has FLOPs, that."""
     session = report.session
+    flopless = no_flops_note(report, mode)
     if session.ceilings is None:
-        return "This session carries no measured ceilings: the dots show achieved rates without a roof."
+        return " ".join(w for w in ("This session carries no measured ceilings: the dots show achieved rates "
+                                    "without a roof.", flopless) if w)
     best: tuple[float, str, str] | None = None
-    for run_mode, figures in session_costs(session, session.ceilings).items():
+    for run_mode, figures in report.costs.items():
         run = session.run(run_mode)
         for row, got in zip(run.kernels if run else [], figures.achieved, strict=False):
             if got is not None and got.pct_of_ceiling is not None and (best is None or got.pct_of_ceiling > best[0]):
@@ -228,4 +253,5 @@ def roofline_caption(report: Report, mode: str | None = None) -> str:
     c = session.ceilings
     roof = f"measured ceilings {c.copy_gbps:.0f} GB/s copy, " + ", ".join(
         f"{d} {t:.1f} TFLOP/s" for d, t in c.matmul_tflops.items())
-    return roof + (f"; closest to its ceiling: {best[1]} ({best[2]}) at {best[0]:.0f}%" if best else "")
+    text = roof + (f"; closest to its ceiling: {best[1]} ({best[2]}) at {best[0]:.0f}%" if best else "")
+    return f"{text}. {flopless}" if flopless else text

@@ -39,6 +39,8 @@ from fusionviz.records.session import ModeRun, Session
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fusionviz.analysis.bytes_moved import BytesMoved
+    from fusionviz.analysis.kernel_costs import RunCosts
     from fusionviz.analysis.kernel_diff import KernelDiff
     from fusionviz.analysis.ladder import Step
     from fusionviz.analysis.links import Collapse
@@ -253,6 +255,22 @@ class Report:
         from fusionviz.analysis.captions import caption_values
 
         return caption_values(self, mode)
+
+    @cached_property
+    def costs(self) -> dict[str, RunCosts]:
+        """Every profiled run's kernel bytes, FLOPs and achieved rates against the session's ceilings, by mode
+        (kernel_costs.session_costs)."""
+        from fusionviz.analysis.kernel_costs import session_costs
+
+        return session_costs(self.session, self.session.ceilings)
+
+    @cached_property
+    def bytes_moved(self) -> BytesMoved:
+        """Bytes per iteration of every run, estimated and measured, and what fusion kept on chip
+        (bytes_moved.bytes_moved)."""
+        from fusionviz.analysis.bytes_moved import bytes_moved
+
+        return bytes_moved(self)
 
     @cached_property
     def ladder(self) -> list[Step]:

@@ -120,6 +120,9 @@ VIEWS: dict[str, View] = {
                              _chart("views:draw_sweep_cumulative"), _words("sweep_cumulative_caption"), zooms=True),
     "waterfall": View("Waterfall", "the ladder: eager's latency, then each step's change per call", "timing",
                       _chart("waterfall:draw_waterfall"), "fusionviz.analysis.ladder:waterfall_caption"),
+    "bytes": View("Bytes moved", "bytes per iteration of every run, estimated and measured, the intermediates "
+                  "fusion kept on chip and the launches, and whether `mode` moves 70% less than eager", "runs",
+                  _chart("bytes_moved:draw_bytes"), "fusionviz.analysis.bytes_moved:bytes_caption", takes_mode=True),
     "roofline": View("Roofline", "each kernel of eager and `mode` against the device's measured ceilings", "runs",
                      _chart("roofline:draw_roofline"), "fusionviz.analysis.kernel_costs:roofline_caption",
                      takes_mode=True),

@@ -8,17 +8,19 @@ the compiled mode in two colours."""
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis.kernel_costs import session_costs
+from fusionviz.analysis.kernel_costs import FLOPS_COUNTED, no_flops_note, roofline_runs
 from fusionviz.analysis.report import Report
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, style
 
 COMPILED_COLOUR = "#F58518"
+NOTE_COLOUR = "#6B7280"
 
 
 @dataclass(frozen=True)
@@ -36,13 +38,10 @@ class Dot:
 def roofline_dots(report: Report, mode: str | None) -> list[Dot]:
     """The representative iteration's kernels with known bytes, of eager and of `mode` (default: the first
     compiled mode that ran)."""
-    session, focus = report.session, report.focus(mode)
-    costs = session_costs(session, session.ceilings)
     dots = []
-    for run in (session.run("eager"), focus):
-        if run is None or run.summary is None or run.mode not in costs:
-            continue
-        figures, iteration = costs[run.mode], run.summary.representative_iteration
+    for run in roofline_runs(report, mode):
+        assert run.summary is not None
+        figures, iteration = report.costs[run.mode], run.summary.representative_iteration
         rows = [(r, c, a) for r, c, a in zip(run.kernels, figures.costs, figures.achieved, strict=True)
                 if r.iteration == iteration and c is not None and a is not None]
         total = sum(float(r.dur_us) for r, _, _ in rows) or 1.0
@@ -51,45 +50,64 @@ def roofline_dots(report: Report, mode: str | None) -> list[Dot]:
     return dots
 
 
+PANELS = {"flop": "kernels with FLOPs: TFLOP/s against FLOP per byte",
+          "memory": "kernels bounded by memory: GB/s against bytes moved"}
+
+
 def roofline_figure(report: Report, mode: str | None = None, settings: ChartSettings = DEFAULT_SETTINGS
                     ) -> go.Figure:
+    """One panel per kind of kernel shown; where no kernel has counted FLOPs, the bandwidth panel alone and a
+    note saying why (`kernel_costs.no_flops_note`) where the FLOP panel would be."""
     session = report.session
     dots = roofline_dots(report, mode)
     ceilings, dtype = session.ceilings, session.config.dtype
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("kernels with FLOPs: TFLOP/s against FLOP per byte",
-                                                        "kernels bounded by memory: GB/s against bytes moved"))
+    flopless = no_flops_note(report, mode)
+    panels = [p for p in PANELS if not (p == "flop" and flopless)]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[PANELS[p] for p in panels])
+    col = {p: i + 1 for i, p in enumerate(panels)}
     modes = list(dict.fromkeys(d.mode for d in dots))
     shown: set[str] = set()
     for run_mode in modes:
         colour = EAGER_COLOUR if run_mode == "eager" else COMPILED_COLOUR
-        for col, mine in ((1, [d for d in dots if d.mode == run_mode and d.tflops]),
-                          (2, [d for d in dots if d.mode == run_mode and not d.tflops])):
-            if not mine:
+        for panel, mine in (("flop", [d for d in dots if d.mode == run_mode and d.tflops]),
+                            ("memory", [d for d in dots if d.mode == run_mode and not d.tflops])):
+            if not mine or panel not in col:
                 continue
-            x = [d.tflops * 1e12 / (d.gbps * 1e9) for d in mine if d.tflops] if col == 1 else [d.bytes for d in mine]
-            y = [d.tflops for d in mine] if col == 1 else [d.gbps for d in mine]
+            x = [d.tflops * 1e12 / (d.gbps * 1e9) for d in mine if d.tflops] if panel == "flop" else \
+                [d.bytes for d in mine]
+            y = [d.tflops for d in mine] if panel == "flop" else [d.gbps for d in mine]
             fig.add_trace(go.Scatter(
                 x=x, y=y, mode="markers", name=run_mode, legendgroup=run_mode, showlegend=run_mode not in shown,
                 marker={"color": colour, "size": [8 + 40 * math.sqrt(d.share) for d in mine], "opacity": 0.75,
                         "line": {"width": 1, "color": "#333333"}},
-                hovertext=[_hover(d) for d in mine], hovertemplate="%{hovertext}<extra></extra>"), row=1, col=col)
+                hovertext=[_hover(d) for d in mine], hovertemplate="%{hovertext}<extra></extra>"),
+                row=1, col=col[panel])
             shown.add(run_mode)
     if ceilings is not None:
         peak = ceilings.matmul_tflops.get(dtype)
         bandwidth = ceilings.copy_gbps
-        if peak:
+        if peak and "flop" in col:
             ridge = peak * 1e12 / (bandwidth * 1e9)
             xs = [ridge / 1000, ridge, ridge * 1000]
             fig.add_trace(go.Scatter(x=xs, y=[min(peak, x * bandwidth / 1e3) for x in xs], mode="lines",
                                      line={"color": "#333333", "dash": "dash"}, name="measured roof",
                                      hovertemplate=f"roof: {bandwidth:.0f} GB/s, {peak:.1f} TFLOP/s {dtype}; ridge "
-                                                   f"{ridge:.0f} FLOP/byte<extra></extra>"), row=1, col=1)
-        fig.add_hline(y=bandwidth, line_dash="dash", line_color="#333333", row=1, col=2,
-                      annotation_text=f"copy {bandwidth:.0f} GB/s (measured)")
-    fig.update_xaxes(type="log", row=1, col=1, title_text="FLOP per byte")
-    fig.update_yaxes(type="log", row=1, col=1, title_text="TFLOP/s")
-    fig.update_xaxes(type="log", row=1, col=2, title_text="bytes read + written")
-    fig.update_yaxes(type="log", row=1, col=2, title_text="GB/s")
+                                                   f"{ridge:.0f} FLOP/byte<extra></extra>"), row=1, col=col["flop"])
+        # drawn as a line and a note of its own: add_hline places its note at log10 of nothing on a log axis
+        axis = "" if col["memory"] == 1 else str(col["memory"])
+        fig.add_hline(y=bandwidth, line_dash="dash", line_color="#333333", row=1, col=col["memory"])
+        fig.add_annotation(text=f"copy {bandwidth:.0f} GB/s (measured)", x=0.5, xref=f"x{axis} domain",
+                           y=math.log10(bandwidth), yref=f"y{axis}", yanchor="bottom", showarrow=False)
+    for panel, (x_title, y_title) in (("flop", ("FLOP per byte", "TFLOP/s")), ("memory", ("bytes read + written",
+                                                                                        "GB/s"))):
+        if panel in col:
+            fig.update_xaxes(type="log", row=1, col=col[panel], title_text=x_title)
+            fig.update_yaxes(type="log", row=1, col=col[panel], title_text=y_title)
+    if flopless:
+        fig.add_annotation(text="<br>".join(textwrap.wrap(f"{flopless} {FLOPS_COUNTED}", 64)), x=1, xref="paper",
+                           xanchor="right", y=0, yref="paper", yanchor="bottom", showarrow=False, align="left",
+                           bgcolor="rgba(255, 255, 255, 0.85)", bordercolor=NOTE_COLOUR, borderpad=6,
+                           font={"color": NOTE_COLOUR, "size": round(settings.font_size * 0.8)})
     where = "" if ceilings else " (no measured ceilings in this session)"
     return legend_below(style(fig, settings, f"Each kernel against the device's ceilings{where}",
                               settings.chart_px + 120))
