@@ -238,18 +238,20 @@ FLOPS_COUNTED = ("FLOPs are counted for GEMMs, convolutions and attention; eleme
 
 
 def roofline_caption(report: Report, mode: str | None = None) -> str:
-    """The kernel closest to its ceiling, and the ceilings measured; where no kernel shown has FLOPs, that."""
+    """The kernel closest to its ceiling among those the roofline draws, and the ceilings measured; where no
+    kernel shown has FLOPs, that."""
     session = report.session
     flopless = no_flops_note(report, mode)
     if session.ceilings is None:
         return " ".join(w for w in ("This session carries no measured ceilings: the dots show achieved rates "
                                     "without a roof.", flopless) if w)
     best: tuple[float, str, str] | None = None
-    for run_mode, figures in report.costs.items():
-        run = session.run(run_mode)
-        for row, got in zip(run.kernels if run else [], figures.achieved, strict=False):
-            if got is not None and got.pct_of_ceiling is not None and (best is None or got.pct_of_ceiling > best[0]):
-                best = (got.pct_of_ceiling, row.short_name or row.name, run_mode)
+    for run in roofline_runs(report, mode):  # the kernels the chart draws: its runs' representative iteration
+        iteration = run.summary.representative_iteration if run.summary else None
+        for row, got in zip(run.kernels, report.costs[run.mode].achieved, strict=True):
+            if row.iteration == iteration and got is not None and got.pct_of_ceiling is not None and (
+                    best is None or got.pct_of_ceiling > best[0]):
+                best = (got.pct_of_ceiling, row.short_name or row.name, run.mode)
     c = session.ceilings
     roof = f"measured ceilings {c.copy_gbps:.0f} GB/s copy, " + ", ".join(
         f"{d} {t:.1f} TFLOP/s" for d, t in c.matmul_tflops.items())
