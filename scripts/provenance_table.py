@@ -14,8 +14,13 @@ from pathlib import Path
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
-from fusionviz.analysis.provenance import iteration_provenance, iteration_sources, kernel_origins, of_iteration, \
-    short_source
+from fusionviz.analysis.provenance import (
+    iteration_provenance,
+    iteration_sources,
+    kernel_origins,
+    of_iteration,
+    short_source,
+)
 from fusionviz.records.files import open_path
 
 
@@ -31,7 +36,8 @@ def table(path: Path, mode: str) -> list[str]:
     origins = of_iteration(compiled, kernel_origins(compiled))
     lines = [f"**{cfg.model} {cfg.dim}×{cfg.batch} {cfg.dtype} {cfg.pass_}, {mode}** on "
              f"{session.environment.device_name} ({path.name}): links from {links.kind}", "",
-             "| # | compiled kernel | handle | pre-grad ops | source lines | eager kernels linked (their lines) | same lines |",
+             "| # | compiled kernel | handle | pre-grad ops | source lines | eager kernels linked (their lines) "
+             "| same lines |",
              "|---|---|---|---|---|---|---|"]
     for ci, found in enumerate(iteration_provenance(compiled)):
         linked = links.table[links.table.compiled_index == ci].eager_index.tolist()
