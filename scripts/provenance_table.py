@@ -15,6 +15,7 @@ from pathlib import Path
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import (
+    iteration_lines,
     iteration_provenance,
     iteration_sources,
     kernel_origins,
@@ -39,14 +40,15 @@ def table(path: Path, mode: str) -> list[str]:
              "| # | compiled kernel | handle | pre-grad ops | source lines | eager kernels linked (their lines) "
              "| same lines |",
              "|---|---|---|---|---|---|---|"]
+    kernel_lines = iteration_lines(compiled)  # Inductor's lines, in this run's files (`provenance.kernel_lines`)
     for ci, found in enumerate(iteration_provenance(compiled)):
         linked = links.table[links.table.compiled_index == ci].eager_index.tolist()
         eager_lines = {sources[e].source for e in linked if sources[e] is not None and sources[e].source}
-        own = set(found.source) if found else set()
+        own = set(kernel_lines[ci])
         same = "yes" if linked and eager_lines and eager_lines <= own else "-" if not linked else "no"
         eager_words = ", ".join(f"{ek.name.iloc[e][:28]}" for e in linked) or "-"
         lines.append(f"| {ci} | {ck.name.iloc[ci][:48]} | {found.handle if found else '-'} | {origins[ci]} | "
-                     f"{', '.join(short_source(s) for s in found.source) if found else '-'} | {eager_words} "
+                     f"{', '.join(short_source(s) for s in kernel_lines[ci]) or '-'} | {eager_words} "
                      f"({', '.join(sorted(short_source(s) for s in eager_lines)) or '-'}) | {same} |")
     return lines + [""]
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import Any, Literal
 
 import msgspec
@@ -227,14 +229,32 @@ def kernel_lines(run: ModeRun) -> list[list[str]]:
     pre-grad nodes it computes, else the lines Inductor lists for it (a backward kernel's); for a kernel without
     provenance, those its trace's stack traces give (`KernelRow.source_lines`: a plain trace), else []."""
     nodes: dict[tuple[int | None, str], str] = {(n.graph, n.name): n.source for n in run.graph_nodes if n.source}
+    files = _files_by_name(nodes.values())
     found: list[list[str]] = []
     for prov, row in zip(kernel_provenance(run), run.kernels, strict=True):
         if prov is None:
             found.append(list(row.source_lines))
             continue
         lines = [nodes[(prov.dynamo_graph, name)] for name in prov.computes if (prov.dynamo_graph, name) in nodes]
-        found.append(list(dict.fromkeys(lines or prov.source)))
+        found.append(list(dict.fromkeys(lines or [_this_checkout(s, files) for s in prov.source])))
     return found
+
+
+def _files_by_name(sources: Iterable[str]) -> dict[str, str]:
+    """The files this run's graph nodes were traced from, by base name (only names that are one file)."""
+    paths: dict[str, set[str]] = {}
+    for source in sources:
+        path = source.rpartition(":")[0]
+        paths.setdefault(PurePath(path).name, set()).add(path)
+    return {name: next(iter(p)) for name, p in paths.items() if len(p) == 1}
+
+
+def _this_checkout(source: str, files: dict[str, str]) -> str:
+    """A line Inductor listed, in the file this run traced: on a cache hit Inductor replays the records of the
+    process that compiled first, whose path to the same file may differ (another checkout of the code)."""
+    path, _, line = source.rpartition(":")
+    here = files.get(PurePath(path).name)
+    return f"{here}:{line}" if here and here != path else source
 
 
 def iteration_lines(run: ModeRun, iteration: int | None = None) -> list[list[str]]:

@@ -329,3 +329,16 @@ def test_the_source_view_is_drawn_and_refused_for_sessions_without_lines() -> No
     eager, compiled = graph_break_runs()
     eager.op_sources, compiled.provenance = [], []
     assert "recorded before" in view_problem(analyse(session(eager, compiled, device_kind="cpu")), "source")
+
+
+def test_a_cache_hits_lines_are_read_in_the_file_this_run_traced() -> None:
+    """Inductor replays the stack traces of the process that compiled first (docs/measurements/provenance/
+    cpu_mlp.json.gz: /work/wt-visit-b/… against this run's /work/main/…): a line is moved to the traced file of
+    that name, and left alone where no traced file has its name, or two do."""
+    from fusionviz.analysis.provenance import _files_by_name, _this_checkout
+
+    files = _files_by_name(["/work/main/fusionviz/measure/zoo.py:44", "/a/model.py:3", "/b/model.py:9"])
+    assert _this_checkout("/work/wt-visit-b/fusionviz/measure/zoo.py:61", files) == \
+        "/work/main/fusionviz/measure/zoo.py:61"
+    assert _this_checkout("/c/model.py:5", files) == "/c/model.py:5"
+    assert _this_checkout("/c/other.py:5", files) == "/c/other.py:5"
