@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, Literal
@@ -136,19 +136,24 @@ def _with_dynamo_graph(graph: CompiledGraph, nth_forward: int, nodes: list[Graph
 _GEMM_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "addmv"})
 
 
-def _fits(row: KernelRow, handle: str) -> bool:
+def _fits(row: KernelRow, handle: str, outer: frozenset[str] = frozenset()) -> bool:
     """Whether a launch can be the kernel a handle names: a generated kernel by its name; a library call
     (`extern_kernels.addmm`) by its launching op, or, replayed in a CUDA graph (no launching op), as a GEMM;
-    a fallback op (`torch.ops.aten.x.default`, a custom op) by its launching op."""
+    a fallback op (`torch.ops.aten.x.default`, a custom op) by its launching op or an op around it (the
+    efficient-attention kernel is launched by `_efficient_attention_forward`, inside the
+    `_scaled_dot_product_efficient_attention` the wrapper calls), or, replayed, as any kernel Inductor did not
+    generate."""
     name = handle.rpartition(":")[0]
     if name.startswith("extern_kernels."):
-        op = name.removeprefix("extern_kernels.")
-        if row.launch_op == f"aten::{op}":
+        op = name.removeprefix("extern_kernels.").removeprefix("bias_")  # max-autotune's bias_addmm calls addmm
+        if f"aten::{op}" in {row.launch_op, *outer}:  # cudnn_convolution launches inside aten::convolution
             return True
         return not row.launch_op.startswith("aten::") and row.kernel_class == "gemm" and op in _GEMM_OPS
-    if name.startswith("torch.ops."):
+    if name.startswith("torch.ops."):  # its kernel may come from an op it calls (`outer`: the ops around the launch)
+        if "::" not in row.launch_op:  # replayed: any kernel Inductor did not generate
+            return not row.name.startswith(("triton_", "cpp_"))
         parts = name.split(".")
-        return len(parts) >= 4 and row.launch_op == f"{parts[2]}::{parts[3]}"
+        return len(parts) >= 4 and f"{parts[2]}::{parts[3]}" in {row.launch_op, *outer}
     return row.name == name
 
 
@@ -166,6 +171,7 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
     if not graphs:
         return [None] * len(run.kernels)
     by_key = {g.key: i for i, g in enumerate(graphs) if g.key}
+    around = _ops_around(run)
     cursor = [-1] * len(graphs)
     found: list[KernelProvenance | None] = []
     last: tuple[int, int, int, KernelProvenance] | None = None  # iteration, op_id, graph of the latest match
@@ -185,7 +191,7 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
             candidates = []  # an op outside compiled code (the loss, the optimizer)
         match = None
         for g in candidates:
-            position = _next_fit(row, graphs[g].handles, cursor[g])
+            position = _next_fit(row, graphs[g].handles, cursor[g], around(row))
             if position is not None:
                 cursor[g] = position
                 match = graphs[g].kernels[graphs[g].handles[position]]
@@ -193,6 +199,22 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
                 break
         found.append(match)
     return found
+
+
+def _ops_around(run: ModeRun) -> Callable[[KernelRow], frozenset[str]]:
+    """The names of the recorded ops whose span holds a kernel's launch, found when first asked for."""
+    by_iteration: dict[int, list[tuple[float, float, str]]] = {}
+    for op in run.cpu_ops:
+        if op.category == "op":
+            by_iteration.setdefault(op.iteration, []).append((float(op.start_us), float(op.start_us + op.dur_us),
+                                                              op.name))
+
+    def around(row: KernelRow) -> frozenset[str]:
+        at = float(row.launch_us) if row.launch_us is not None else None
+        if at is None:
+            return frozenset()
+        return frozenset(name for start, end, name in by_iteration.get(row.iteration, []) if start <= at <= end)
+    return around
 
 
 def _split_library_call(row: KernelRow, previous: KernelProvenance, graph: CompiledGraph, at: int) -> bool:
@@ -203,9 +225,9 @@ def _split_library_call(row: KernelRow, previous: KernelProvenance, graph: Compi
             and (following is None or not _fits(row, following)))
 
 
-def _next_fit(row: KernelRow, handles: tuple[str, ...], after: int) -> int | None:
+def _next_fit(row: KernelRow, handles: tuple[str, ...], after: int, outer: frozenset[str]) -> int | None:
     for position in [*range(after + 1, len(handles)), *range(0, after + 1)]:
-        if _fits(row, handles[position]):
+        if _fits(row, handles[position], outer):
             return position
     return None
 

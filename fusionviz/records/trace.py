@@ -265,7 +265,8 @@ def _device_note(other: Counter[str]) -> str:
 
 def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
         list[tuple[int, Event]], list[tuple[int, Event]], dict[int, str]]:
-    """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in.
+    """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in (the ops
+    inside a compute op of compiled code too: a kernel's launching op may be one of those).
 
     The events of each thread are nested by time containment and walked in one sweep, in order of start (the
     longer first): an event inside a compute op is not looked at, and an event that no single iteration holds
@@ -304,6 +305,8 @@ def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
                         compute.append((i, e))
                         graph_of[id(e)] = graph
                         inside = True
+            elif graph:  # an op a compute op calls launches kernels of that graph too (attention's forward)
+                graph_of[id(e)] = graph
             stack.append((end, inside, graph))
     return compute, regions, graph_of
 

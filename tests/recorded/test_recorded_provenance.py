@@ -87,3 +87,21 @@ def test_compiled_kernels_carry_the_lines_they_came_from(model: str, expected: l
     pairs = {p.handle: [short_source(x) for x in lines]
              for p, lines in zip(iteration_provenance(run), iteration_lines(run), strict=True) if p is not None}
     assert list(pairs.items())[:len(expected)] == expected
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_the_attention_kernel_takes_the_fallback_ops_handle_though_an_op_inside_it_launched_it(mode: str) -> None:
+    """sessions/h200_transformer_block_256x8x128_float32: the wrapper calls
+    `torch.ops.aten._scaled_dot_product_efficient_attention`, whose kernel `_efficient_attention_forward` (an op
+    inside it) launches; every kernel of the iteration has its handle, and the attention one links to eager's."""
+    path = Path(__file__).parents[2] / "sessions" / "h200_transformer_block_256x8x128_float32.json.gz"
+    s = open_path(path)
+    run, eager = s.run(mode), s.run("eager")
+    kernels = iteration_kernels(run)
+    found = iteration_provenance(run)
+    (at,) = [i for i, n in enumerate(kernels.name) if n.startswith("fmha_")]
+    assert found[at] is not None and "_scaled_dot_product_efficient_attention" in found[at].handle
+    assert all(p is not None for p, c in zip(found, kernels.kernel_class, strict=True) if c != "copy")
+    links = run_links(eager, run).table
+    linked = iteration_kernels(eager).name.iloc[links[links.compiled_index == at].eager_index].tolist()
+    assert linked and all(n.startswith("fmha_") for n in linked)
