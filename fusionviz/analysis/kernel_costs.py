@@ -111,9 +111,10 @@ def _split(value: int | None, weights: list[float]) -> list[int | None]:
 
 
 def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> None:
-    """Fill the figures of kernels that no op launched (CUDA-graph replays) from the same kernel name at the
-    same occurrence in an iteration of another run, where that run knows it."""
-    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and row.op_id == -1
+    """Fill the figures of kernels that no op launched (CUDA-graph replays: their launch is the graph's, under
+    the compiled region) from the same kernel name at the same occurrence in an iteration of another run, where
+    that run knows it."""
+    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and "::" not in row.launch_op
                and row.kernel_class != MEMORY_CLASS and not row.name.startswith(INDUCTOR_PREFIXES)]
     if not missing:
         return
