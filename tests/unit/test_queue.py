@@ -62,11 +62,12 @@ def test_one_device_runs_in_order_one_at_a_time_and_says_where_each_stands(queue
 def test_a_busy_device_does_not_hold_up_another(queues: DeviceQueues) -> None:
     gpu_gate = threading.Event()
     gpu = queues.submit("big", "cuda:0", held(gpu_gate, "gpu"))
+    until(lambda: gpu.state == "running", 60)  # its worker started (slow on a loaded 2-core machine)
     cpu = queues.submit("small", "cpu", held(_open(), "cpu"))
-    assert cpu.wait(5) and cpu.result() == "cpu"
-    assert gpu.state == "running"
+    assert cpu.wait(60) and cpu.result() == "cpu"
+    assert gpu.state == "running"  # held all along: the CPU's line did not wait for it
     gpu_gate.set()
-    assert gpu.wait(5) and gpu.result() == "gpu"
+    assert gpu.wait(60) and gpu.result() == "gpu"
 
 
 def _open() -> threading.Event:
