@@ -98,8 +98,9 @@ def test_the_stretch_is_one_figure_in_inspect_its_json_and_the_caption(capsys: p
     assert f"ran {stretch:.1f}x as long as a timed call" in text
     assert stretch_words(report, ["default"]) == (f"default's profiled iteration ran {stretch:.1f}x as long as its "
                                                   f"timed call ({ms:.3g} ms), medians: the profiler's own overhead")
-    assert f"eager's profiled iteration ran {report.stretch['eager']:.1f}x" in timeline_caption(report, "default")
-    assert f", default's {stretch:.1f}x ({ms:.3g} ms)" in timeline_caption(report, "default")
+    # a slide's caption stays one line (tests/e2e/test_slides_fit.py): the strips say the timed call there, and
+    # the lab's caption (ui/timeline_view.py, test_kernel_origin's AppTest) the stretch
+    assert "profiled iteration" not in timeline_caption(report, "default")
 
 
 def test_a_plain_trace_draws_no_latency_and_says_nothing_of_it() -> None:
