@@ -36,6 +36,7 @@ from fusionviz.records.session import ModeRun
 from ui import state
 from ui.memo import memo
 from ui.plotly_view import Presented, box_of, plotly_view
+from ui.text import plain
 
 
 def kernel_names(run: ModeRun) -> list[str]:
@@ -169,7 +170,7 @@ def _caption(level: str, bars: Any, search: str, window: tuple[float, float] | N
              if search.strip() else "")
     if stretch:
         found = (" The dark strip above each mode's kernels is its measured latency per call (timed, unprofiled; "
-                 f"p10–p90 shaded): {stretch}.") + found
+                 f"p10–p90 shaded): {plain(stretch)}.") + found
     if level == "svg" and plain_trace:  # no modes, no graph breaks and no generated code to show
         regions = "; shaded = a compiled region the trace marks" if (bars.lane == "region").any() else ""
         st.caption("Each block is one trace: kernels coloured by class (one lane per CUDA stream), the thin grey "
