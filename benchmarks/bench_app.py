@@ -16,7 +16,8 @@ answer on this machine and browser; and Plotly alone, redrawing one plot from on
 `--checkout` given (a worktree of the code before a change: before and after in one run): page load to the first
 chart on a freshly started server, a session switch, the presentation toggle, a view switch in presentation
 mode, a story step and a page switch; its peer, started fresh in the same run, is Streamlit alone drawing the
-lab's latency chart (a figure kept in a file) and swapping it for another session's on a checkbox.
+lab's latency chart (a figure kept in a file) and swapping it for another session's on a checkbox. Each round
+takes every contender in turn (the order reversed every other round), a fresh server each for the first chart.
 
 The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
 is the median of `--rounds`.
@@ -78,8 +79,10 @@ def text_shown(text: str) -> str:
 
 
 def timeline_title(text: str) -> str:
-    return ("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent.startsWith("
-            f"{text!r}))")
+    """A chart on screen titled `text`: drawn, and not in a section the mode hides (the lab keeps its desk on
+    the page, hidden, while it presents)."""
+    return ("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.checkVisibility() && "
+            f"t.textContent.startsWith({text!r}))")
 
 
 # The kernel timeline's plot, scrolled into view: the start of the scripts below.
@@ -282,7 +285,7 @@ other = st.checkbox("Another session")
 st.plotly_chart(pio.from_json((HERE / ("other.json" if other else "first.json")).read_text()), key="peer")
 """
 
-CHART_DRAWN = "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1"
+CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
 FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
 
 
@@ -352,42 +355,69 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
             page, at.click, f"document.body.innerText.length !== {before} && " + CHART_DRAWN))
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(timeout=30)
+
+
 def visit(args: argparse.Namespace) -> int:
-    """The first-visit benchmark (`--visit`): each checkout on a freshly started server, then its clicks."""
+    """The first-visit benchmark (`--visit`). Every round alternates between the peer and the checkouts, so a
+    change in the machine's load falls on all of them: first each on a freshly started server, for its first
+    chart; then a visitor of its own on each one's server, started once and kept for every round."""
     folder = Path(tempfile.mkdtemp(prefix="fusionviz-visit-"))
+    env = {k: v for k, v in os.environ.items() if k != "FUSIONVIZ_SESSIONS_DIR"}
+    peer_script = visit_peer(folder)
     checkouts = [("this checkout", ROOT)] + [(Path(c).name, Path(c).resolve()) for c in args.checkout]
+    contenders = [("peer: Streamlit alone", None)] + checkouts
     times: dict[str, list[float]] = {}
-    servers: list[subprocess.Popen[bytes]] = []
+
+    def start(root: Path | None) -> tuple[subprocess.Popen[bytes], str]:
+        return serve(peer_script, env) if root is None else serve(root / "app.py", env, cwd=root)
+
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 1920, "height": 1080})
-            peer, peer_url = serve(visit_peer(folder), dict(os.environ))
-            servers.append(peer)
-            times["peer: Streamlit alone, first chart on a fresh server"] = [first_chart(page, peer_url)]
-            box = page.get_by_text("Another session").first
-            for _ in range(args.rounds):
+
+            def fresh_page() -> Page:
+                return browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+
+            for r in range(args.rounds):
+                for name, root in contenders if r % 2 == 0 else contenders[::-1]:
+                    server, url = start(root)
+                    try:
+                        page = fresh_page()
+                        times.setdefault(f"{name}: first chart on a fresh server", []).append(first_chart(page, url))
+                        idle(page)
+                        page.context.close()
+                    finally:
+                        stop(server)
+            servers = {name: start(root) for name, root in contenders}
+            peer = fresh_page()
+            open_page(peer, servers[contenders[0][0]][1])
+            timed(peer, lambda: None, CHART_DRAWN)
+            box = peer.get_by_text("Another session").first
+            for name, _ in checkouts:  # each server's first visit, untimed: the rounds time a warm server
+                page = fresh_page()
+                open_page(page, servers[name][1])
+                page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
+                idle(page)
+                page.context.close()
+            for r in range(args.rounds):
                 for _ in range(2):
                     times.setdefault("peer: Streamlit alone, swapping the chart", []).append(
-                        timed(page, box.click, CHART_DRAWN))
-            for name, root in checkouts:
-                env = {k: v for k, v in os.environ.items() if k != "FUSIONVIZ_SESSIONS_DIR"}
-                server, url = serve(root / "app.py", env, cwd=root)
-                servers.append(server)
-                times[f"{name}: first chart on a fresh server"] = [first_chart(page, url)]
-                idle(page)
-                for _ in range(args.rounds):  # each round a visitor of its own (the story collapses the sidebar)
-                    visitor = browser.new_context(viewport={"width": 1920, "height": 1080})
-                    visit_round(visitor.new_page(), url, name, times)
-                    visitor.close()
-                print(f"{name} done: " + "; ".join(f"{k}: {v}" for k, v in times.items() if k.startswith(name)),
-                      file=sys.stderr, flush=True)
+                        timed(peer, box.click, CHART_DRAWN))
+                for name, _ in checkouts if r % 2 == 0 else checkouts[::-1]:
+                    visitor = fresh_page()  # a visitor of its own each round (the story collapses the sidebar)
+                    visit_round(visitor, servers[name][1], name, times)
+                    visitor.context.close()
+                print(f"round {r + 1}/{args.rounds} done, load average {os.getloadavg()[0]:.1f}", file=sys.stderr,
+                      flush=True)
             version = browser.version
             browser.close()
     finally:
-        for process in servers:
-            process.terminate()
-            process.wait(timeout=30)
+        for server, _ in servers.values():
+            stop(server)
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nChromium {version} at 1920 × 1080, streamlit run app.py; seconds, median of {args.rounds} "
           "(min–max):\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fusionviz.analysis.report import analyse
+from fusionviz.charts.style import ChartSettings
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
@@ -22,13 +23,15 @@ from fusionviz.records.config import (
     warnings_for,
 )
 from fusionviz.records.session import Session
-from ui import backend, lab, on_screen, sections, state
+from ui import backend, lab, on_screen, sections, state, warm
 from ui.page import setup_page
+from ui.presentation import desk_only, presentation_only
 
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 BATCHES = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
 OWN = "your own model…"
+AT_DESK = ChartSettings()  # the desk's report is drawn at these in either mode (hidden while presenting)
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
             "modes": ["default"]}
 
@@ -115,9 +118,16 @@ with st.sidebar:
         on_screen.prefill(shown.session, f"{shown.origin}|{shown.name}|{shown.session.label}",
                           {"model": list(CATALOG), "dim": DIMS, "batch": BATCHES, "dtype": list(DTYPES),
                            "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)})
-    config, clicked = measure_widgets()
+    measuring = st.container()
 
-finished = run(config) if clicked else shown_when_done(backend.follow("lab"))  # or a run this user waited for
+# The measuring widgets' device list waits for the worker's first answer, seconds on a freshly started server
+# (ui/warm.py asks for it when the server starts): until it has come, what is on screen is drawn first.
+config: RunConfig | None = None
+clicked = False
+if warm.devices_known():
+    with measuring:
+        config, clicked = measure_widgets()
+finished = run(config) if config is not None and clicked else shown_when_done(backend.follow("lab"))
 if finished:
     live = state.result(state.shown("lab"))
     shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown
@@ -131,17 +141,27 @@ if shown is None:
         st.rerun()
 else:
     report = analyse(shown.session)  # the one analysis of what is on screen; every section draws from it
-    if not state.presentation():
+    # The desk stays on the page in presentation mode, hidden by the stylesheet, so the toggle back shows it at
+    # once where it drew every chart and table again; the presentation's view comes after it, which leaves the
+    # desk's elements in their places (Streamlit keys an element by its place).
+    with desk_only("lab"):
         sections.show_source(report, on_screen.opened_as(shown))
         if shown.origin == "live" and shown.name:
             st.caption(f"This run was {shown.name}.")
-        if shown.origin == "live" and state.shown("lab") not in (SessionRun(config).key, SessionRun(EXAMPLE).key):
+        measured = (SessionRun(config).key, SessionRun(EXAMPLE).key) if config is not None else None
+        if shown.origin == "live" and measured and state.shown("lab") not in measured:
             st.caption("The sidebar has changed since this run: press **Run** to measure the new configuration.")
         sections.show_trace_notes(report)
-    if state.presentation():
-        lab.present(report, settings, analyse(grid) if grid else None)
-    else:
         if grid is not None:
-            lab.show_grid(analyse(grid), settings)
+            lab.show_grid(analyse(grid), AT_DESK)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
-        lab.show_report(report, settings, live=shown.origin == "live")
+        lab.show_report(report, AT_DESK, live=shown.origin == "live")
+    if state.presentation():
+        with presentation_only("lab"):
+            lab.present(report, settings, analyse(grid) if grid else None)
+
+if config is None:
+    with measuring:
+        config, clicked = measure_widgets()
+    if clicked and run(config):  # pressed before the worker had answered (after "Clear caches")
+        st.rerun()

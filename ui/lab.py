@@ -3,11 +3,12 @@ presentation mode and the full report, for any session on screen (recorded, uplo
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import streamlit as st
 
 from fusionviz.analysis.grid import GRID_COLUMNS
+from fusionviz.analysis.links import Collapse
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.analysis.summary import SUMMARY_COLUMNS
 from fusionviz.analysis.timing import Verdict
@@ -87,22 +88,34 @@ def show_collapse(report: Report, settings: ChartSettings, *, animated: bool) ->
     if animated:
         seconds = story.pace("lab_pace")
         sections.chart(memo(collapse, ("animation", settings, seconds),
-                            lambda: collapse_animation(collapse, settings, seconds=seconds)), "animation", stamp=stamp)
+                            lambda: collapse_animation(collapse, settings, seconds=seconds)), "animation", stamp=stamp,
+                       settings=settings)
         st.caption("① back to eager · ② the eager kernels move onto the kernel that absorbs them · ③ they merge "
                    "into it. The slider steps through it frame by frame.")
     else:
-        sections.chart(memo(collapse, ("figure", settings), lambda: collapse_figure(collapse, settings)), "collapse",
-                       stamp=stamp)
+        sections.chart(_collapse(collapse, settings), "collapse", stamp=stamp, settings=settings)
+
+
+def _collapse(collapse: Collapse, settings: ChartSettings) -> Any:
+    return memo(collapse, ("figure", settings), lambda: collapse_figure(collapse, settings))
+
+
+def _latency(report: Report, settings: ChartSettings) -> Any:
+    return memo(report, ("latency", settings), lambda: latency_figure(report, settings))
+
+
+def _metrics(report: Report, settings: ChartSettings) -> Any:
+    return memo(report, ("metrics", settings), lambda: metrics_figure(report, settings))
 
 
 def show_grid(grid: Report, settings: ChartSettings) -> None:
     """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
     assert grid.grid is not None
     sections.chart(grid_figure(grid, settings), "grid", selectable=on_screen.pick_clicked_cell,
-                   stamp=grid.source.stamp)
+                   stamp=grid.source.stamp, settings=settings)
     st.markdown(plain(grid.grid.sentence))
     with st.expander("Every cell"):
-        tables.show(grid.grid.table, "lab_grid_table", helps=GRID_COLUMNS)
+        tables.show(grid.grid.table, "lab_grid_table", helps=GRID_COLUMNS, presentable=False)
 
 
 def presented(report: Report, grid: Report | None = None) -> list[str]:
@@ -114,7 +127,13 @@ def presented(report: Report, grid: Report | None = None) -> list[str]:
 
 def present(report: Report, settings: ChartSettings, grid: Report | None = None) -> None:
     """Presentation mode: one view at a time, sized to fit a 1920 × 1080 screen under its selectors; with a
-    crossover `grid`, its heat map is a view too and the others show the cell picked in the sidebar."""
+    crossover `grid`, its heat map is a view too and the others show the cell picked in the sidebar. Its
+    selectors rerun it alone (a fragment: the desk under it, hidden, and the sidebar stay as they are), but
+    with a grid, whose heat map's click picks the cell every view shows, and so reruns the page."""
+    (_present if grid is not None else _present_alone)(report, settings, grid)
+
+
+def _present(report: Report, settings: ChartSettings, grid: Report | None = None) -> None:
     views = presented(report, grid)
     pick, mode_col, pace_col = st.columns([6, 2, 2], vertical_alignment="bottom")
     view = pick.radio("Show", views, horizontal=True, key="present_view", label_visibility="collapsed",
@@ -139,6 +158,9 @@ def present(report: Report, settings: ChartSettings, grid: Report | None = None)
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 
 
+_present_alone = st.fragment(_present)
+
+
 def show_methodology(report: Report, settings: ChartSettings) -> None:
     methodology = report.methodology
     if methodology is None:
@@ -148,15 +170,17 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
                 "set against.")
         return
     st.subheader("The naive loop against this measurement")
-    sections.chart(methodology_figure(methodology.table, settings), "methodology", stamp=report.source.stamp)
-    tables.show(methodology.table, "lab_methodology")
+    sections.chart(methodology_figure(methodology.table, settings), "methodology", stamp=report.source.stamp,
+                   settings=settings)
+    tables.show(methodology.table, "lab_methodology", presentable=False)
     st.caption(plain(methodology.note))
 
 
 def show_report(report: Report, settings: ChartSettings, *, live: bool = False) -> None:
     """Every section of one session, top to bottom. What could have skewed the timing is a warning for a `live`
     run (this machine, now), and a small note under the verdict for a recorded one: a visitor read two yellow
-    boxes about how the library was recorded as a problem of their own."""
+    boxes about how the library was recorded as a problem of their own. Its tables have no presentation form:
+    the lab's presentation mode draws other views (`present`)."""
     session = report.session
     if live:
         for line in report.warnings:
@@ -170,16 +194,14 @@ def show_report(report: Report, settings: ChartSettings, *, live: bool = False) 
     left, right = st.columns(2)
     with left:
         if report.timed:
-            sections.chart(memo(report, ("latency", settings), lambda: latency_figure(report, settings)), "latency",
-                           stamp=stamp)
+            sections.chart(_latency(report, settings), "latency", stamp=stamp, settings=settings)
         else:
             st.info("No latency bars: plain profiler traces carry no timing outside the profiler, which slows "
                     "every call. Compare kernels here; time the two with `python -m fusionviz run` for speed.")
     with right:
-        sections.chart(memo(report, ("metrics", settings), lambda: metrics_figure(report, settings)), "metrics",
-                       stamp=stamp)
+        sections.chart(_metrics(report, settings), "metrics", stamp=stamp, settings=settings)
     with st.expander("All numbers per mode"):
-        tables.show(report.summary, "lab_summary", helps=SUMMARY_COLUMNS)
+        tables.show(report.summary, "lab_summary", helps=SUMMARY_COLUMNS, presentable=False)
     st.subheader("Kernel timeline")
     sections.show_timeline(report, "timeline")
     st.subheader("What fused into what")
@@ -204,13 +226,16 @@ def show_report(report: Report, settings: ChartSettings, *, live: bool = False) 
 
 
 def warm(session: Session) -> None:
-    """Build what the report of `session` draws first at the desk into the caches it reads (ui/warm.py): the
-    analysis, the latency and metrics charts stamped with their source, and the timeline."""
+    """Build what the report of `session` draws at the desk into the caches it reads (ui/warm.py), in the
+    order it draws them: the analysis, the latency and metrics charts stamped with their source, the timeline
+    and what fused into what under the first compiled mode (the mode picker's first)."""
     report, settings = analyse(session), ChartSettings()
     report.verdict, report.summary, report.warnings  # noqa: B018 (each part is computed when first asked for)
+    stamp = report.source.stamp
     if report.timed:
-        sections.stamped_figure(memo(report, ("latency", settings), lambda: latency_figure(report, settings)),
-                                report.source.stamp, settings)
-    sections.stamped_figure(memo(report, ("metrics", settings), lambda: metrics_figure(report, settings)),
-                            report.source.stamp, settings)
+        sections.stamped_figure(_latency(report, settings), stamp, settings)
+    sections.stamped_figure(_metrics(report, settings), stamp, settings)
     timeline_view.warm(report, "timeline")
+    compiled = [r.mode for r in report.drawable if r.mode != "eager"]
+    if compiled and compiled[0] in report.collapses:
+        sections.stamped_figure(_collapse(report.collapses[compiled[0]], settings), stamp, settings)

@@ -48,12 +48,17 @@ export default function ({ data, parentElement, setTriggerValue }) {
     if (!plot.fusionvizEvents) {
       plot.fusionvizEvents = true;
       // The page's width changes without a window resize too (the sidebar folds away in presentation mode):
-      // redrawn once the width has settled, not on every frame of the sidebar's animation.
+      // redrawn once the width has settled, not on every frame of the sidebar's animation. A plot in a section
+      // the mode hides (the lab's desk while presenting) is left as it is until it is shown again, and drawn
+      // then for the mode it missed.
       let settle = 0;
       new ResizeObserver(() => {
         clearTimeout(settle);
         settle = setTimeout(() => {
-          if (plot.clientWidth !== plot.fusionvizWidth) {
+          if (!plot.offsetParent) return;
+          if (presenting() !== plot.fusionvizPresenting) {
+            render(Plotly, plot);
+          } else if (plot.clientWidth !== plot.fusionvizWidth) {
             plot.fusionvizWidth = plot.clientWidth;
             Plotly.Plots.resize(plot);
           }
@@ -65,7 +70,9 @@ export default function ({ data, parentElement, setTriggerValue }) {
           modes.disconnect();
           return;
         }
-        if (presenting() !== plot.fusionvizPresenting) requestAnimationFrame(() => render(Plotly, plot));
+        if (presenting() !== plot.fusionvizPresenting) {
+          requestAnimationFrame(() => { if (plot.offsetParent) render(Plotly, plot); });
+        }
       });
       modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
       // A clicked point goes back by name: its trace's meta.fields name its customdata (charts/customdata.py).

@@ -47,12 +47,15 @@ DESK, PRESENTING = "fv_desk_", "fv_present_"  # key prefixes of the containers s
 
 # The rules nested under the mode's class (CSS nesting: Chromium 120, Firefox 117, Safari 17.2). The sidebar
 # folds and opens at once: animated, the page is laid out again on every frame of it and the charts redrawn
-# once it settles, after the toggle has answered.
+# once it settles, after the toggle has answered. A hidden section's layout wrapper is hidden too: empty, it
+# still took the column's gap (16 px), and the lab's desk, kept on the page while presenting, pushed the
+# presentation 3 px past the fold.
 STYLESHEET = f"""<style>
 html.fv-present {{{PRESENTATION_RULES}
-[class*="st-key-{DESK}"] {{display: none;}}
+[class*="st-key-{DESK}"], [data-testid="stLayoutWrapper"]:has(> [class*="st-key-{DESK}"]) {{display: none;}}
 }}
-html:not(.fv-present) [class*="st-key-{PRESENTING}"] {{display: none;}}
+html:not(.fv-present) :is([class*="st-key-{PRESENTING}"],
+  [data-testid="stLayoutWrapper"]:has(> [class*="st-key-{PRESENTING}"])) {{display: none;}}
 section[data-testid="stSidebar"] {{transition: none !important;}}
 </style>"""
 

@@ -16,6 +16,7 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption, view_figure, view_problem
 from fusionviz.records.talk import Scene, Talk
 from ui import sections, state
+from ui.memo import memo
 from ui.text import plain
 
 # The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
@@ -62,8 +63,13 @@ def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, m
         st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
     caption_line(scene_caption(report, caption, view, mode))
-    fig = view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds)
-    fig.update_layout(height=height)
+
+    def figure() -> Any:
+        return view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height)
+
+    # Kept per report: a story step or a view switch back to this view draws it from memory (a timeline's
+    # bars and figure took 0.15-0.2 s to build on every switch to it).
+    fig = memo(report, ("view", view, settings, mode, zoom, seconds, height), figure)
     sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False)
 
 

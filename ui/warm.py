@@ -1,22 +1,36 @@
-"""What a first visit needs, made in the background as soon as the app process runs its first script: the
-worker started and asked for its devices, the pages' modules imported, the recorded library opened and the
-first session's report and figures built into the caches the lab reads. A visitor's page that asks for one of
-them while it is being made waits for that one (Streamlit's caches compute a value once, under a lock), so the
-first chart comes when the slowest of them is ready, not after all of them in turn (10 s from a page load to
-the first chart on a fresh server before).
+"""What a first visit needs, made in the background from the moment the server starts (`lifespan`, which
+app.py hands to Streamlit's `st.App`; where nothing starts a server, as under AppTest, the first script run
+starts it): the worker started and asked for its devices, the first page's modules imported, the recorded
+library opened and the first session's report and figures built into the caches the lab reads. A page that
+asks for one of them while it is being made waits for that one (an import's module lock, a cache's lock,
+ui.memo's lock per value), so nothing is made twice. Begun at the first script run, it began with the page,
+which then made the same figures alongside it (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import streamlit as st
 
-from ui import backend
+DEVICES, FIRST_PAGE = "fusionviz-warm-devices", "fusionviz-warm-library"
 
 
-def _library_and_first_session() -> None:
-    from ui import lab  # the pages' modules: Plotly, pandas and the charts imported here, once
+def _devices() -> None:
+    from ui import backend
+
+    backend.devices_or_cpu()
+
+
+def _first_page() -> None:
+    import streamlit.emojis  # noqa: F401 (set_page_config reads it to tell the page icon is an emoji)
+
+    st.empty()  # the process's first element looks through the call stack for a REPL once: 0.1-0.15 s
+
+    from ui import backend, lab  # the pages' modules: Plotly, pandas and the charts imported here, once
 
     shelf = [s for s in backend.library()[0].values() if s.runs]
     if shelf:
@@ -24,11 +38,24 @@ def _library_and_first_session() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def start() -> list[threading.Thread]:
+def start() -> dict[str, threading.Thread]:
     """Start the warm-up once per app process (again after "Clear caches", which the caches it fills follow);
     the threads are daemons, so they never hold up the server's exit."""
-    threads = [threading.Thread(target=backend.devices_or_cpu, name="fusionviz-warm-devices", daemon=True),
-               threading.Thread(target=_library_and_first_session, name="fusionviz-warm-library", daemon=True)]
-    for thread in threads:
+    threads = {DEVICES: threading.Thread(target=_devices, name=DEVICES, daemon=True),
+               FIRST_PAGE: threading.Thread(target=_first_page, name=FIRST_PAGE, daemon=True)}
+    for thread in threads.values():
         thread.start()
     return threads
+
+
+def devices_known() -> bool:
+    """Whether the worker has answered the warm-up's question for the devices: a device picker drawn now does
+    not wait for the worker to start."""
+    return not start()[DEVICES].is_alive()
+
+
+@asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    """`st.App`'s hook at server start: the warm-up begins before any page is asked for."""
+    start()
+    yield

@@ -281,7 +281,9 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
     wait_for_charts(page, 1)
     # The sidebar folds away but stays one click off, to change what is on screen without leaving the mode.
     assert page.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "true"
-    assert page.locator(".js-plotly-plot").count() == 1
+    # The desk stays on the page, hidden, so the toggle back draws none of it again: one chart is on screen.
+    assert page.locator(".js-plotly-plot:visible").count() == 1
+    assert page.locator(".st-key-fv_present_lab .js-plotly-plot:visible").count() == 1
     assert_nothing_below_the_fold(page)
     no_exceptions(page)
     page.screenshot(path=str(shots / "presentation-timeline.png"))

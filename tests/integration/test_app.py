@@ -49,9 +49,9 @@ def decode(value: Any) -> list[Any]:
     return list(value)
 
 
-def figures(at: AppTest) -> dict[str, dict[str, Any]]:
-    """The page's Plotly figures by title: Streamlit's charts and the plots kept in place (ui/plotly_view.py),
-    each of these with its presentation layout under "present"."""
+def figures(at: Any) -> dict[str, dict[str, Any]]:
+    """The Plotly figures of the page (or of one of its blocks) by title: Streamlit's charts and the plots kept
+    in place (ui/plotly_view.py), each of these with its presentation layout under "present"."""
     specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
     for element in at.get("bidi_component"):
         if element.proto.component_name == "fusionviz.plotly_view":
@@ -133,14 +133,29 @@ def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_sessio
     assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
 
 
+def keyed_block(node: Any, key: str) -> Any:
+    """The container of key `key` at any depth under `node`, or None."""
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "key", None) == key:
+            return child
+        if (found := keyed_block(child, key)) is not None:
+            return found
+    return None
+
+
 def test_presentation_mode_shows_one_large_chart(sessions_dir: Path, ln_gelu_session: Session) -> None:
+    """One chart at presentation size; the desk stays on the page, hidden by the stylesheet, with the same
+    figures as before the toggle, so the toggle back draws none of them again."""
     ln_gelu_session.save(sessions_dir / "example.json")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    desk = figures(keyed_block(at.main, "fv_desk_lab"))
+    assert desk and keyed_block(at.main, "fv_present_lab") is None
     at.toggle(key="_pres_Fusion lab").set_value(True).run()
     at.radio(key="present_view").set_value("latency").run()
     no_errors(at)
-    (spec,) = figures(at).values()
+    (spec,) = figures(keyed_block(at.main, "fv_present_lab")).values()
     assert spec["layout"]["font"]["size"] == ChartSettings.presentation().font_size
+    assert figures(keyed_block(at.main, "fv_desk_lab")) == desk
 
 
 def test_the_trace_explorer_draws_the_same_elements_in_both_modes(sessions_dir: Path,

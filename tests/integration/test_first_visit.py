@@ -4,8 +4,15 @@ anything else, slower never looks good, and a choice made in one session is not 
 from __future__ import annotations
 
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
@@ -65,10 +72,20 @@ def test_a_recorded_sessions_load_is_a_note_under_the_verdict_not_a_warning(libr
     report = analyse(open_file(read_file(library / BUSY), BUSY))
     assert report.warnings  # recorded with the machine busy
     assert not at.warning, [w.value for w in at.warning]
-    verdict = next(i for i, m in enumerate(at.main.children.values())
-                   if getattr(m, "value", "") and unescaped(str(m.value)) == f"#### {report.verdict}")
-    after = list(at.main.children.values())[verdict + 1]
-    assert after.type == "caption" and "machine was busy" in unescaped(after.value)
+    after = next_to(at.main, f"#### {report.verdict}")
+    assert after is not None and after.type == "caption" and "machine was busy" in unescaped(after.value)
+
+
+def next_to(block: Any, text: str) -> Any:
+    """The element after the one whose value is `text`, at any depth under `block` (the lab's desk is a
+    container of its own); None when there is none."""
+    children = list(block.children.values())
+    for i, element in enumerate(children):
+        if unescaped(str(getattr(element, "value", ""))) == text:
+            return children[i + 1] if i + 1 < len(children) else None
+        if hasattr(element, "children") and (found := next_to(element, text)) is not None:
+            return found
+    return None
 
 
 def kernel_shown(at: AppTest) -> list[str]:
@@ -130,3 +147,35 @@ def test_a_plain_traces_timeline_caption_speaks_of_traces(tmp_path: Path, monkey
     at = lab(folder)
     (caption,) = [unescaped(c.value) for c in at.caption if "lane is the CPU" in unescaped(c.value)]
     assert caption.startswith("Each block is one trace") and "mode" not in caption and "graph break" not in caption
+
+
+def test_the_warm_up_starts_with_the_server_before_any_page_is_asked_for(tmp_path: Path) -> None:
+    """`streamlit run app.py` serves app.py's `st.App`, whose start begins the warm-up (ui/warm.py): the
+    worker is started and asked for its devices while no page has been asked for (begun at the first script
+    run, it waited for a visitor, whose first chart then came 6-12 s after the page was asked for)."""
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    with (tmp_path / "streamlit.log").open("wb") as log:
+        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                   "--server.address", "localhost", "--server.headless", "true"],
+                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline, workers = time.monotonic() + TIMEOUT, []
+            while not workers and time.monotonic() < deadline and server.poll() is None:
+                time.sleep(0.5)
+                workers = [p for p in psutil.Process(server.pid).children(recursive=True)
+                           if "fusionviz.measure.serve" in " ".join(_cmdline(p))]
+            assert workers, (tmp_path / "streamlit.log").read_text()
+            with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=10) as answer:
+                assert answer.status == 200  # and it serves
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:  # ended meanwhile
+        return []
