@@ -11,6 +11,7 @@ nodes and lines. An eager run keeps each launching op's module and line from a p
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 from collections.abc import Callable, Iterable
@@ -190,8 +191,9 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
         else:
             candidates = []  # an op outside compiled code (the loss, the optimizer)
         match = None
+        outer = around(row) if candidates else frozenset()
         for g in candidates:
-            position = _next_fit(row, graphs[g].handles, cursor[g], around(row))
+            position = _next_fit(row, graphs[g].handles, cursor[g], outer)
             if position is not None:
                 cursor[g] = position
                 match = graphs[g].kernels[graphs[g].handles[position]]
@@ -202,18 +204,31 @@ def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
 
 
 def _ops_around(run: ModeRun) -> Callable[[KernelRow], frozenset[str]]:
-    """The names of the recorded ops whose span holds a kernel's launch, found when first asked for."""
+    """The names of the recorded ops whose span holds a kernel's launch: by bisection over each iteration's ops
+    in start order, looking back no further than its longest op could reach."""
     by_iteration: dict[int, list[tuple[float, float, str]]] = {}
     for op in run.cpu_ops:
         if op.category == "op":
             by_iteration.setdefault(op.iteration, []).append((float(op.start_us), float(op.start_us + op.dur_us),
                                                               op.name))
+    for ops in by_iteration.values():
+        ops.sort()
+    starts = {i: [o[0] for o in ops] for i, ops in by_iteration.items()}
+    longest = {i: max(o[1] - o[0] for o in ops) for i, ops in by_iteration.items()}
 
     def around(row: KernelRow) -> frozenset[str]:
-        at = float(row.launch_us) if row.launch_us is not None else None
-        if at is None:
+        ops = by_iteration.get(row.iteration)
+        if row.launch_us is None or not ops:
             return frozenset()
-        return frozenset(name for start, end, name in by_iteration.get(row.iteration, []) if start <= at <= end)
+        at = float(row.launch_us)
+        found = []
+        for k in range(bisect.bisect_right(starts[row.iteration], at) - 1, -1, -1):
+            start, end, name = ops[k]
+            if start < at - longest[row.iteration]:
+                break
+            if end >= at:
+                found.append(name)
+        return frozenset(found)
     return around
 
 
