@@ -25,7 +25,7 @@ from tests.texts import unescaped
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 MLP = "h200_mlp_512x256_float32.json.gz"  # default is slower than eager (0.61×) and adds kernels
-BUSY = "h200_graph_break_512x256_bfloat16.json.gz"  # recorded beside another GPU's recording: "machine was busy"
+BUSY = "h200_busy_graph_break_512x256_bfloat16.json.gz"  # tests/data: recorded beside another GPU's recording
 CHAIN = "h200_pointwise_chain_256x256_float32.json.gz"  # every compiled mode faster
 SWEEP = "h200_sweep_transformer_block_seq.json.gz"  # transformer_block over seq
 TIMEOUT = 120
@@ -66,7 +66,7 @@ def test_a_slower_mode_is_red_and_a_faster_one_green(library: Path) -> None:
 def test_a_recorded_sessions_load_is_a_note_under_the_verdict_not_a_warning(library: Path) -> None:
     first = lab(library)
     assert not first.warning and not analyse(open_file(read_file(library / MLP), MLP)).warnings  # a quiet machine
-    shutil.copy(ROOT / "sessions" / BUSY, library / BUSY)
+    shutil.copy(ROOT / "tests" / "data" / BUSY, library / BUSY)
     at = lab(library)
     at.sidebar.selectbox(key="lab_library").select(BUSY).run()
     report = analyse(open_file(read_file(library / BUSY), BUSY))

@@ -48,9 +48,11 @@ def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> 
 
 
 def test_the_library_was_re_recorded_with_provenance_and_the_ladder() -> None:
-    # 2026-12-01: the float32 rows, and the bfloat16 rows of mlp, linear_ln_gelu, transformer_block and the large
-    # pointwise_chain; the other 11 rows, the grid and the sweep are from 2026-11-30
-    assert len(RERECORDED) == 25 and len([p for p in OLDER if "x" in p.name.split("_")[-2]]) == 11
+    # 2026-12-01: all 36 rows of scripts/library_rows.txt; only the grid and the sweep are from 2026-11-30
+    rows = [line for line in (Path(__file__).parents[2] / "scripts" / "library_rows.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert len(RERECORDED) == len(rows) == 36 and [p.name for p in OLDER] == [
+        "h200_grid_mlp_default.json.gz", "h200_sweep_transformer_block_seq.json.gz"]
 
 
 @pytest.mark.parametrize("path", RERECORDED, ids=lambda p: p.name)

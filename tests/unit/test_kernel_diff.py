@@ -15,6 +15,7 @@ from fusionviz.records.trace_pair import pair_session
 from tests.unit.factories import k, run, session
 
 SESSIONS = Path(__file__).parents[2] / "sessions"
+DATA = Path(__file__).parents[1] / "data"
 # The columns the table had before it said what each kernel replaced: downloads keep them, in this order.
 BY_NAME = ["name", "kernel_class", "per_iteration_a", "us_per_iteration_a", "per_iteration_b", "us_per_iteration_b",
            "count_diff", "us_diff"]
@@ -46,11 +47,11 @@ def test_mlp_bias_relu_kernels_replaced_the_gemms_bias_and_the_relus_by_provenan
 
 
 def test_a_session_recorded_before_provenance_says_its_links_are_by_names() -> None:
-    opened = open_path(SESSIONS / "h200_branching_512x256_bfloat16.json.gz")
+    opened = open_path(DATA / "h200_busy_graph_break_512x256_bfloat16.json.gz")  # schema 2, 2026-11-30
     diff = kernel_diff(opened.run("eager"), opened.run("default"))
     assert diff.kind == "names"
     rows = diff.table.set_index("name")
-    assert rows.loc["triton_red_fused_gelu_mean_0", "replaced"] == "aten::gelu ×1 (shared), aten::mean ×1 (shared)"
+    assert rows.loc["triton_poi_fused_add_relu_1", "replaced"] == "aten::add ×1, aten::clamp_min ×1"
 
 
 def test_hand_made_runs_by_names_and_a_pair_diff_only_for_two_runs() -> None:
