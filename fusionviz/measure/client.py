@@ -15,7 +15,7 @@ import os
 import socket
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -40,6 +40,8 @@ from fusionviz.measure.protocol import (
     SweepReply,
     TimingJob,
     TimingReply,
+    WarmJob,
+    WarmReply,
 )
 from fusionviz.measure.worker import Worker
 from fusionviz.records.ceilings import Ceilings
@@ -67,20 +69,42 @@ def timing_core(device: str) -> int:
 
 
 @contextlib.contextmanager
-def _timing_workers(count: int, cache_dir: str | None, core: int | None) -> Iterator[list[Worker]]:
-    """`count` fresh workers, started at once so that their torch imports overlap the capture; they share
-    the capture's Inductor cache, so their compiles are cache hits. With a `core` (GPU runs) each runs on
-    that core from its start, so its memory is allocated local to it: pinned only while timing, processes'
-    medians still differed by up to 1.6x on the H200 machine, while a script pinned from its start agreed
-    with the fastest of them."""
+def _timing_workers(count: int, cache_dir: str | None, core: int | None,
+                    device: str) -> Iterator[Callable[[], list[Worker]]]:
+    """`count` fresh workers, started at once so that their torch imports, and what any compile pays before
+    its own work (`WarmJob`), overlap the capture. Yields a call that returns them once every one is warm, so
+    that no warm-up runs beside a timing. They share the capture's Inductor cache, so their compiles are cache
+    hits. With a `core` (GPU runs) each runs on that core from its start, so its memory is allocated local to
+    it: pinned only while timing, processes' medians still differed by up to 1.6x on the H200 machine, while a
+    script pinned from its start agreed with the fastest of them."""
     workers = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) for _ in range(count)]
+    pool = ThreadPoolExecutor(max_workers=max(count, 1), thread_name_prefix="fusionviz-warm")
+    warming = [pool.submit(_warm, w, device) for w in workers]
+
+    def warmed() -> list[Worker]:
+        for future in warming:
+            future.result()
+        return workers
+
     try:
-        for w in workers:
-            w.start()
-        yield workers
+        yield warmed
     finally:
-        for w in workers:
+        for w in workers:  # first, so that a warm-up still running ends with its worker
             w.close()
+        pool.shutdown()
+
+
+def _warm(worker: Worker, device: str) -> None:
+    """A timing worker's warm-up; its failure is left to the timing job, which reports it as that process's."""
+    with contextlib.suppress(WorkerError, ConfigError):
+        warm_worker(worker, device)
+
+
+def warm_worker(worker: Worker, device: str, timeout_s: float = 300.0) -> float:
+    """Have `worker` pay now what its first compile on `device` pays before its own work (`WarmJob`); returns
+    the seconds it took there."""
+    reply: WarmReply = _ask(worker, WarmJob(device), WarmReply, None, timeout_s)
+    return reply.seconds
 
 
 @contextlib.contextmanager
@@ -129,7 +153,7 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
     runs: list[ModeRun] = []
     with _worker_for(worker, cold=config.cold_compile) as chosen, \
             _timing_workers(config.processes, chosen.cache_dir,
-                            timing_core(config.device) if config.is_cuda else None) as timers:
+                            timing_core(config.device) if config.is_cuda else None, config.device) as timers:
         for mode in config.modes:
             reason = not_applicable_reason(config, mode)
             if reason:
@@ -150,7 +174,7 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
                                            config.timeout_s)
             naive = reply_naive.naive
-        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers)] if ran else []
+        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers())] if ran else []
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),

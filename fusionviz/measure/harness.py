@@ -126,6 +126,18 @@ def kernel_sources(output_code: list[str]) -> dict[str, str]:
     return sources
 
 
+def warm_compiler(device: str) -> float:
+    """Pay what the first compile in a fresh process pays before its model's own work, by compiling a function
+    of two ops on `device`: Inductor's import (about 1.3 s on the development machine), on the CPU its probe of
+    the vector instruction sets (1.3 s: it loads a test library in child Pythons) and, the first time on a
+    machine, the C++ kernels' precompiled header (about 6 s) or Triton's start. Returns the seconds it took."""
+    started = time.perf_counter()
+    torch.compile(lambda x: torch.relu(x) + 1)(torch.ones(8, device=device))
+    sync(torch.device(device))
+    reset_dynamo()
+    return time.perf_counter() - started
+
+
 def reset_dynamo() -> None:
     """A clean slate: no compiled frames, counters or compile metrics from earlier configurations."""
     torch._dynamo.reset()

@@ -22,6 +22,8 @@ from fusionviz.measure.protocol import (
     SweepReply,
     TimingJob,
     TimingReply,
+    WarmJob,
+    WarmReply,
 )
 
 
@@ -40,6 +42,10 @@ def handle(job: Job, progress: Progress) -> Reply:
 
         progress("calibrating the device's ceilings" if job.redo else "the device's ceilings")
         return CeilingsReply(ceilings=ceilings.of_config(job.config, redo=job.redo))
+    if isinstance(job, WarmJob):
+        from fusionviz.measure.harness import warm_compiler
+
+        return WarmReply(seconds=warm_compiler(job.device))
     if isinstance(job, NaiveJob):
         from fusionviz.measure import naive
 

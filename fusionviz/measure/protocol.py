@@ -92,9 +92,17 @@ class CeilingsJob:
     op: ClassVar[str] = "ceilings"
 
 
-Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob | CeilingsJob
+@dataclass(frozen=True)
+class WarmJob:
+    """Pay now what the first compile on `device` pays before its own work (a timing worker, while it waits)."""
+
+    device: str
+    op: ClassVar[str] = "warm"
+
+
+Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob | CeilingsJob | WarmJob
 JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, NaiveJob, SweepJob,
-                                                       CeilingsJob)}
+                                                       CeilingsJob, WarmJob)}
 
 
 @dataclass
@@ -135,7 +143,12 @@ class CeilingsReply:
     ceilings: Ceilings
 
 
-Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply | CeilingsReply
+@dataclass
+class WarmReply:
+    seconds: float  # how long the warm-up took
+
+
+Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply | CeilingsReply | WarmReply
 
 
 def encode_job(job: Job) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from typing import Any
 
 # Pinned before torch loads, so that the process's memory is allocated local to its core (see client).
@@ -14,6 +15,15 @@ if os.environ.get("FUSIONVIZ_CPUS"):
     os.sched_setaffinity(0, {int(c) for c in os.environ["FUSIONVIZ_CPUS"].split(",")})
 
 import torch
+
+# Inductor keeps the C++ kernels' precompiled header (cpp_prefix.h, about 6 s of g++ on the CPU) in the system's
+# temporary folder, which it reads once, at import (codecache's _HEADER_DIR), and rebuilds wherever that is. Each
+# worker has a private TMPDIR, so each built it again, on every FX-cache hit: a live CPU run's three timing
+# processes took 8–10 s to compile where a hit takes 2.5 s. The header goes where a plain torch user's goes.
+if os.environ.get("FUSIONVIZ_SHARED_TMP"):
+    tempfile.tempdir = os.environ["FUSIONVIZ_SHARED_TMP"]
+    import torch._inductor.codecache
+    tempfile.tempdir = None  # everything else: the private TMPDIR again
 
 from fusionviz.errors import ConfigError
 from fusionviz.measure import jobs

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from fusionviz.lru import LRU
-from fusionviz.measure.client import list_devices, run_naive, run_session, run_sweep_session
+from fusionviz.measure.client import list_devices, run_naive, run_session, run_sweep_session, warm_worker
 from fusionviz.measure.protocol import Device as Device  # re-exported: the app's fallback when none are listed
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues
@@ -103,6 +103,11 @@ class RunService:
         ticket = self.queues.submit("devices", "cpu", lambda worker, _progress: list_devices(worker))
         ticket.wait()
         return ticket.result()
+
+    def warm(self, device: str) -> Ticket[float]:
+        """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`): a first Run pressed while
+        it runs waits behind work that run would have done itself."""
+        return self.queues.submit("warm", device, lambda worker, _progress: warm_worker(worker, device))
 
     def shared(self, key: str) -> Any:
         """The complete result of `key` kept for everyone, or None."""

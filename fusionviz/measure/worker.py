@@ -145,7 +145,7 @@ class Worker:
         self.tmp_dir = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         pinned = {"FUSIONVIZ_CPUS": ",".join(map(str, sorted(self._cpus)))} if self._cpus else {}
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": shared_inductor_cache(), **self._env, **pinned,
-               "TMPDIR": self.tmp_dir, "PYTHONUNBUFFERED": "1",
+               "TMPDIR": self.tmp_dir, "FUSIONVIZ_SHARED_TMP": tempfile.gettempdir(), "PYTHONUNBUFFERED": "1",
                # Inductor's C++ kernels show in the profiler only when this is set before they compile.
                "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1"}
         root = str(Path(__file__).resolve().parents[2])
