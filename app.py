@@ -21,5 +21,6 @@ if __name__ == "__main__":
         st.Page("pages/3_Dynamic_shapes.py", title="Dynamic shapes", icon=":material/stacked_line_chart:"),
     ]
     st.navigation(PAGES).run()
+    warm.page_served()
 else:
     app = st.App(__file__, lifespan=warm.lifespan)

@@ -1,7 +1,10 @@
 """Live-run benchmark (issue 22): the lab's default configuration, mlp 256 × 64 eager + default on the CPU, from
 Run to result, against a plain torch script doing the least a user would to compare the two (the peer).
 
-    .venv/bin/python benchmarks/bench_live.py [--rounds 3]
+    .venv/bin/python benchmarks/bench_live.py [--checkout OTHER ...] [--rounds 3]
+
+`--checkout` adds another checkout's CLI and app to every round (a worktree of the code before a change: before
+and after in one run).
 
 Every round takes each contender in turn:
 - peer: `python -c` importing torch, compiling the same model and timing eager and default with
@@ -61,12 +64,12 @@ def peer(cache: str) -> float:
     return time.perf_counter() - started
 
 
-def cli(cold: bool) -> float:
+def cli(root: Path, cold: bool) -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "fusionviz", "run", "--model", "mlp", "--dim", "256", "--batch", "64",
                     "--modes", "eager,default", "--device", "cpu", "--out", os.devnull,
-                    *(["--cold-compile"] if cold else [])], check=True, capture_output=True, cwd=ROOT,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+                    *(["--cold-compile"] if cold else [])], check=True, capture_output=True, cwd=root,
+                   env={**os.environ, "PYTHONPATH": str(root)})
     return time.perf_counter() - started
 
 
@@ -84,7 +87,9 @@ def app_run(page: Page, url: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--checkout", action="append", default=[], help="another checkout, timed in the same run")
     args = parser.parse_args()
+    checkouts = [("this checkout", ROOT)] + [(Path(c).name, Path(c).resolve()) for c in args.checkout]
     times: dict[str, list[float]] = {}
     warm_cache = tempfile.mkdtemp(prefix="fusionviz-bench-live-cache-")
     with sync_playwright() as pw:
@@ -96,20 +101,21 @@ def main() -> int:
             if r == 0:
                 peer(warm_cache)  # fills it
             record("peer: plain torch script, warm cache", []).append(peer(warm_cache))
-            record("CLI: fusionviz run --cold-compile", []).append(cli(cold=True))
-            record("CLI: fusionviz run, cache warm", []).append(cli(cold=False))
-            library = tempfile.mkdtemp(prefix="fusionviz-bench-live-library-")
-            env = {**os.environ, "FUSIONVIZ_SESSIONS_DIR": library,
-                   "TMPDIR": tempfile.mkdtemp(prefix="fusionviz-bench-live-tmp-")}
-            for label in ("app: Run to result, nothing compiled on the machine before",
-                          "app: Run to result, compiled before (a server started again)"):
-                server, url = serve(ROOT / "app.py", env)  # the same temporary folder: the second finds the cache
-                try:
-                    page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-                    record(label, []).append(app_run(page, url))
-                    page.context.close()
-                finally:
-                    stop(server)
+            for name, root in checkouts if r % 2 == 0 else checkouts[::-1]:
+                record(f"{name}: CLI: fusionviz run --cold-compile", []).append(cli(root, cold=True))
+                record(f"{name}: CLI: fusionviz run, cache warm", []).append(cli(root, cold=False))
+                library = tempfile.mkdtemp(prefix="fusionviz-bench-live-library-")
+                env = {**os.environ, "FUSIONVIZ_SESSIONS_DIR": library,
+                       "TMPDIR": tempfile.mkdtemp(prefix="fusionviz-bench-live-tmp-")}
+                for label in ("app: Run to result, nothing compiled on the machine before",
+                              "app: Run to result, compiled before (a server started again)"):
+                    server, url = serve(root / "app.py", env, cwd=root)  # the same temporary folder: the second
+                    try:                                                 # finds the cache
+                        page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+                        record(f"{name}: {label}", []).append(app_run(page, url))
+                        page.context.close()
+                    finally:
+                        stop(server)
             print(f"round {r + 1}/{args.rounds} done, load average {os.getloadavg()[0]:.1f}", file=sys.stderr,
                   flush=True)
         browser.close()

@@ -22,11 +22,13 @@ function render(Plotly, plot) {
 }
 
 export default function ({ data, parentElement, setTriggerValue }) {
-  if (data.plotly_url && !globalThis.fusionvizPlotly && !globalThis.fusionvizPlotlyRequested) {
-    globalThis.fusionvizPlotlyRequested = true;
-    const script = document.createElement("script");
-    script.src = new URL(data.plotly_url, document.baseURI).href;
-    document.head.appendChild(script);
+  if (data.plotly_url && !globalThis.fusionvizPlotly) {  // requested once, by ui/presentation.js as a rule
+    const src = new URL(data.plotly_url, document.baseURI).href;
+    if (!document.querySelector(`script[src="${src}"]`)) {
+      const script = document.createElement("script");
+      script.src = src;
+      document.head.appendChild(script);
+    }
   }
   let plot = parentElement.querySelector(".fusionviz-plot");
   if (!plot) {

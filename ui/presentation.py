@@ -11,6 +11,7 @@ flip reruns the page, which draws its charts for the mode. Either way the server
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from ui import state
+from ui.plotly_view import plotly_url
 
 # Large type everywhere a projector's audience reads, selectors, buttons and tables included (their menus open
 # in a layer of their own, outside the main block); little padding and a see-through header, so a chart fits
@@ -59,6 +61,15 @@ html:not(.fv-present) :is([class*="st-key-{PRESENTING}"],
 section[data-testid="stSidebar"] {{transition: none !important;}}
 </style>"""
 
+# plotly.js requested once per page, as ui/plotly_view.js would (it finds the script element by its src).
+_REQUEST = """<script>(() => {
+  const src = new URL(URL, document.baseURI).href;
+  if (document.querySelector(`script[src="${src}"]`)) return;
+  const script = document.createElement("script");
+  script.src = src;
+  document.head.appendChild(script);
+})();</script>"""
+
 _MODE = st.components.v2.component(
     "fusionviz.presentation", js=Path(__file__).with_name("presentation.js").read_text(), isolate_styles=False)
 
@@ -80,8 +91,10 @@ def key_class(key: str) -> str:
 
 def show_mode(toggle_key: str | None = None) -> None:
     """The stylesheet and the element that sets the page's mode; it also follows the toggle of `toggle_key`
-    in the browser."""
-    st.html(STYLESHEET)
+    in the browser. Every page draws the stylesheet first, so it also asks for plotly.js, for the page's plots
+    (ui/plotly_view.js): asked for when the first plot mounted, it made a first visit's first chart wait 1.6 s."""
+    url = plotly_url()
+    st.html(STYLESHEET + (_REQUEST.replace("URL", json.dumps(url)) if url else ""), unsafe_allow_javascript=bool(url))
     _MODE(key="fv_presentation_mode",
           data={"on": state.presentation(), "toggle": key_class(toggle_key) if toggle_key else None})
 

@@ -3,7 +3,9 @@ app.py hands to Streamlit's `st.App`; where nothing starts a server, as under Ap
 starts it): the worker started and asked for its devices, the first page's modules imported, the recorded
 library opened and the first session's report and figures built into the caches the lab reads; then the worker
 warmed for a first compile on the device the lab offers first (a first Run of the lab's default waits 2.5 s less
-on the CPU here), after the first page, so that it does not take the cores the first page is drawn with. A page that
+on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once the first page has
+been served (or a minute after the start without a visitor), so that it does not take the cores the first page is
+drawn with. A page that
 asks for one of them while it is being made waits for that one (an import's module lock, a cache's lock,
 ui.memo's lock per value), so nothing is made twice. Begun at the first script run, it began with the page,
 which then made the same figures alongside it (benchmarks/RESULTS.md).
@@ -27,11 +29,21 @@ def _devices() -> None:
     backend.devices_or_cpu()
 
 
+SERVED = threading.Event()  # set when a script run has drawn a page (`page_served`)
+IDLE_START_S = 60.0
+
+
+def page_served() -> None:
+    """A page was drawn: what waited so as not to slow the first one may start."""
+    SERVED.set()
+
+
 def _compiler(*before: threading.Thread) -> None:
     from ui import backend, state
 
     for thread in before:
         thread.join()
+    SERVED.wait(IDLE_START_S)
     state.runs().warm(backend.devices_or_cpu()[0].device)  # the lab's device picker offers the first one
 
 

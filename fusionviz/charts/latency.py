@@ -51,7 +51,7 @@ def latency_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -
         cliponaxis=False,
     ))
     top = float((table.median_ms + table.err_plus).max()) if len(table) else 1.0
-    fig.update_xaxes(title_text="ms per call (median, p10–p90 over all rounds and processes)",
+    fig.update_xaxes(title_text="ms per call: median, p10–p90 of all rounds",
                      range=[0, top * 1.15], gridcolor="#EEEEEE")
     fig.update_yaxes(autorange="reversed")
     height = max(settings.chart_px, 120 + 2 * settings.lane_px // 3 * len(table))

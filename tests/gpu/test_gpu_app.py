@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from fusionviz.analysis.report import analyse
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig
+from tests.integration.test_app import figures
 from tests.texts import unescaped
 from ui import state
 
@@ -36,8 +36,7 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
         s = compared[mode].speedup
         metric = next(m for m in at.metric if unescaped(m.label) == f"{mode} speedup")
         assert metric.delta == f"{compared[mode].verdict} ({s.low:.2f}–{s.high:.2f}×)"
-    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    latency = next(s for s in specs if s["layout"]["title"]["text"] == "Latency per call")["data"][0]
+    latency = figures(at)["Latency per call"]["data"][0]
     assert latency["error_x"]["type"] == "data" and "(" in latency["text"][1]
     print("\nlive GPU run through the lab:", [(m, compared[m].verdict, round(compared[m].speedup.median, 3),
                                                round(compared[m].speedup.low, 3), round(compared[m].speedup.high, 3))
