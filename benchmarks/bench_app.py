@@ -289,6 +289,16 @@ CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(
 FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
 
 
+# The lab presenting: its view's selector shown and its chart drawn at the width it is shown at (a page that keeps
+# the view on the page at the desk, hidden, draws it again at that width once shown).
+PRESENTED = """(() => {
+  const view = document.querySelector('.st-key-present_view');
+  const plot = document.querySelector('.st-key-fv_present_lab .js-plotly-plot');
+  return !!view && view.checkVisibility() && !!plot && plot.checkVisibility() && !!plot._fullLayout
+    && Math.abs(plot._fullLayout.width - plot.clientWidth) < 2;
+})()"""
+
+
 def visit_peer(folder: Path) -> Path:
     """Streamlit alone: the lab's latency chart of the first session and of another, as files it swaps."""
     sys.path.insert(0, str(ROOT))
@@ -334,8 +344,7 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
         option = page.get_by_role("option", name=session)
         record(f"{name}: session switch", []).append(timed(page, option.click, verdict_of(session)))
     flip = key_flip(page, "Presentation")
-    record(f"{name}: presentation toggle on", []).append(timed(
-        page, flip, "!!document.querySelector('.st-key-present_view')"))
+    record(f"{name}: presentation toggle on", []).append(timed(page, flip, PRESENTED))
     views = page.locator(".st-key-present_view")
     record(f"{name}: view switch (presentation: to the timeline)", []).append(timed(
         page, lambda: views.get_by_text("Timeline", exact=True).click(), timeline_title("Kernel timeline")))
@@ -343,7 +352,7 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
         page, lambda: views.get_by_text("Verdict", exact=True).click(), "!(" + timeline_title("Kernel timeline")
         + ") && " + CHART_DRAWN))
     record(f"{name}: presentation toggle off", []).append(timed(
-        page, flip, "!document.querySelector('.st-key-present_view')"))
+        page, flip, "!document.querySelector('.st-key-present_view')?.checkVisibility() && " + CHART_DRAWN))
     nav = page.locator('[data-testid="stSidebarNav"]')
     record(f"{name}: page switch to the Story", []).append(timed(
         page, lambda: nav.get_by_text("Story").click(), "!!document.querySelector('.st-key-story_next') && "

@@ -3,6 +3,7 @@ presentation mode and the full report, for any session on screen (recorded, uplo
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import streamlit as st
@@ -23,11 +24,13 @@ from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
 from ui import on_screen, sections, story, tables, timeline_view
 from ui.memo import memo
+from ui.presentation import presentation_only
 from ui.text import plain
 
 # a session's views; a crossover grid's heat map besides
 PRESENTED = views_needing("runs", "sources", "timing", "naive")
-GRID = "grid"  # also the heat map's chart key, which the click callback reads
+GRID = "grid"  # also the heat map's chart key at the desk, which the click callback reads
+PRESENT_GRID = "present_grid"  # the presentation's heat map, on the page beside the desk's (hidden in turn)
 LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
 # A speedup's arrow and colour by its verdict, named rather than left to Streamlit's sign rule: the delta is a
 # word ("slower (0.53–0.64×)"), which reads as positive, so "normal" painted a slower mode green.
@@ -111,7 +114,7 @@ def _metrics(report: Report, settings: ChartSettings) -> Any:
 def show_grid(grid: Report, settings: ChartSettings) -> None:
     """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
     assert grid.grid is not None
-    sections.chart(grid_figure(grid, settings), "grid", selectable=on_screen.pick_clicked_cell,
+    sections.chart(grid_figure(grid, settings), GRID, selectable=on_screen.pick_clicked_cell,
                    stamp=grid.source.stamp, settings=settings)
     st.markdown(plain(grid.grid.sentence))
     with st.expander("Every cell"):
@@ -149,11 +152,11 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
         with pace_col:
             seconds = story.pace("present_pace")
     if shown_view.needs == "grid" and grid is not None:
-        shown, key, on_click = grid, GRID, on_screen.pick_clicked_cell
+        shown, key, on_click = grid, PRESENT_GRID, functools.partial(on_screen.pick_clicked_cell, PRESENT_GRID)
     else:
         shown, key, on_click = report, f"present_{view}", None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
-    with st.sidebar:
+    with st.sidebar, presentation_only("lab_slide"):
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 

@@ -136,9 +136,10 @@ def grid_cell(shown: Shown) -> Shown:
     return Shown(cell_session(shown.session, dim, batch), shown.origin, f"{shown.name} · dim {dim} × batch {batch}")
 
 
-def pick_clicked_cell() -> None:
-    """The heat map's click callback (chart key "grid"): its (dim, batch) becomes the cell shown."""
-    points = state.selected_points("grid")
+def pick_clicked_cell(key: str = "grid") -> None:
+    """A heat map's click callback (its chart key: the desk's "grid", or the presentation's): its (dim, batch)
+    becomes the cell shown."""
+    points = state.selected_points(key)
     custom = points[0].get("customdata") if points else None
     if isinstance(custom, list) and len(custom) == 2:
         state.set_lab_cell((int(custom[0]), int(custom[1])))

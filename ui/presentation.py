@@ -11,7 +11,6 @@ flip reruns the page, which draws its charts for the mode. Either way the server
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -61,15 +60,6 @@ html:not(.fv-present) :is([class*="st-key-{PRESENTING}"],
 section[data-testid="stSidebar"] {{transition: none !important;}}
 </style>"""
 
-# plotly.js requested once per page, as ui/plotly_view.js would (it finds the script element by its src).
-_REQUEST = """<script>(() => {
-  const src = new URL(URL, document.baseURI).href;
-  if (document.querySelector(`script[src="${src}"]`)) return;
-  const script = document.createElement("script");
-  script.src = src;
-  document.head.appendChild(script);
-})();</script>"""
-
 _MODE = st.components.v2.component(
     "fusionviz.presentation", js=Path(__file__).with_name("presentation.js").read_text(), isolate_styles=False)
 
@@ -91,12 +81,15 @@ def key_class(key: str) -> str:
 
 def show_mode(toggle_key: str | None = None) -> None:
     """The stylesheet and the element that sets the page's mode; it also follows the toggle of `toggle_key`
-    in the browser. Every page draws the stylesheet first, so it also asks for plotly.js, for the page's plots
-    (ui/plotly_view.js): asked for when the first plot mounted, it made a first visit's first chart wait 1.6 s."""
+    in the browser. Every page draws it at the top, so it also asks for plotly.js, for the page's plots
+    (ui/plotly_view.js): asked for when the first plot mounted, a first visit's first chart waited longer for it.
+    (A script in the stylesheet's element would ask sooner, but takes a row of the page: the Story's slides
+    scrolled by 5 px.)"""
+    st.html(STYLESHEET)
     url = plotly_url()
-    st.html(STYLESHEET + (_REQUEST.replace("URL", json.dumps(url)) if url else ""), unsafe_allow_javascript=bool(url))
     _MODE(key="fv_presentation_mode",
-          data={"on": state.presentation(), "toggle": key_class(toggle_key) if toggle_key else None})
+          data={"on": state.presentation(), "toggle": key_class(toggle_key) if toggle_key else None,
+                "scripts": [url] if url else []})
 
 
 def show_toggle(title: str, *, restyles_in_browser: bool) -> None:

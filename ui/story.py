@@ -70,7 +70,7 @@ def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, m
     # Kept per report: a story step or a view switch back to this view draws it from memory (a timeline's
     # bars and figure took 0.15-0.2 s to build on every switch to it).
     fig = memo(report, ("view", view, settings, mode, zoom, seconds, height), figure)
-    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False)
+    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings)
 
 
 def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = None,
