@@ -156,6 +156,7 @@ def test_the_lab_shows_a_crossover_grid_and_any_cell_of_it(tmp_path: Path, ln_ge
     assert any(s.value == "Cell: dim 64 × batch 8" for s in at.subheader)
     assert "Kernel timeline: one steady iteration per mode" in figures(at)
     at.toggle(key="_pres_Fusion lab").set_value(True).run()
+    no_errors(at)  # the presentation's heat map beside the desk's: two keys
     assert at.radio(key="present_view").options[0] == "Grid"
 
 
