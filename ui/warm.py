@@ -44,7 +44,7 @@ def _compiler(*before: threading.Thread) -> None:
     for thread in before:
         thread.join()
     SERVED.wait(IDLE_START_S)
-    state.runs().warm(backend.devices_or_cpu()[0].device)  # the lab's device picker offers the first one
+    state.runs().warm(backend.devices_or_cpu()[0].device).wait()  # the lab's device picker offers the first one
 
 
 def _first_page() -> None:

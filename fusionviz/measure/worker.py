@@ -247,22 +247,24 @@ class Worker:
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def close(self) -> None:
-        """Stop the worker (the whole process group: compile workers too)."""
-        if self._proc is not None:
-            if self._proc.poll() is None:
+        """Stop the worker (the whole process group: compile workers too). Safe from two threads at once: a
+        request that fails closes its worker while the run it belongs to closes it too (a cancelled run's timing
+        workers, still warming)."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait(timeout=30)
-            for stream in (self._proc.stdin, self._proc.stdout):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+            for stream in (proc.stdin, proc.stdout):
                 if stream:
                     stream.close()
-            self._proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self.tmp_dir is not None:
-            shutil.rmtree(self.tmp_dir, ignore_errors=True)
-            self.tmp_dir = None
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
+        folder, self.tmp_dir = self.tmp_dir, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> Worker:
         return self
