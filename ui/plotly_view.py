@@ -27,6 +27,8 @@ import streamlit as st
 from plotly.io.json import to_json_plotly
 from plotly.offline import get_plotlyjs
 
+from ui.memo import memo
+
 STATIC = Path(__file__).resolve().parents[1] / "static"  # beside app.py, the script `streamlit run` is given
 _PLOT = st.components.v2.component(
     "fusionviz.plotly_view", js=Path(__file__).with_name("plotly_view.js").read_text(), isolate_styles=False)
@@ -63,6 +65,12 @@ def plotly_url() -> str | None:
     except OSError:
         return None
     return f"app/static/{name}"
+
+
+def figure_json(fig: Any) -> str:
+    """`fig` as Plotly JSON, made once per figure object: the figures the pages keep are drawn again on every
+    rerun."""
+    return str(memo(fig, ("json",), fig.to_json))
 
 
 def box_of(value: Any) -> tuple[float, float] | None:

@@ -18,7 +18,7 @@ from fusionviz.charts.style import ChartSettings, restyled_layout
 from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view
 from ui.memo import memo
-from ui.plotly_view import Presented, plotly_view
+from ui.plotly_view import Presented, figure_json, plotly_view
 from ui.text import plain
 
 
@@ -68,7 +68,7 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
                                selection_mode="points", config=config)
     if fig.frames:
         return st.plotly_chart(fig, key=key, config=config)
-    return plotly_view(memo(fig, ("json",), fig.to_json), key, config)
+    return plotly_view(figure_json(fig), key, config)
 
 
 def stamped_figure(fig: Any, stamp: str, settings: ChartSettings) -> Any:

@@ -35,7 +35,7 @@ from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
 from fusionviz.records.session import ModeRun
 from ui import state
 from ui.memo import memo
-from ui.plotly_view import Presented, box_of, plotly_view
+from ui.plotly_view import Presented, box_of, figure_json, plotly_view
 from ui.text import plain
 
 
@@ -99,7 +99,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     present = _presented(report, key, drawn, bars, level)
     desk = ChartSettings()
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
-    clicked = plotly_view(memo(fig, ("json",), fig.to_json), plot_key,
+    clicked = plotly_view(figure_json(fig), plot_key,
                           {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
                           on_box=lambda: _narrow(key, report.key))
     picked = clicked_kernel(clicked)

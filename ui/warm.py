@@ -5,10 +5,9 @@ library opened and the first session's report and figures built into the caches 
 warmed for a first compile on the device the lab offers first (a first Run of the lab's default waits 2.5 s less
 on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once the first page has
 been served (or a minute after the start without a visitor), so that it does not take the cores the first page is
-drawn with. A page that
-asks for one of them while it is being made waits for that one (an import's module lock, a cache's lock,
-ui.memo's lock per value), so nothing is made twice. Begun at the first script run, it began with the page,
-which then made the same figures alongside it (benchmarks/RESULTS.md).
+drawn with. A page that asks for one of them while it is being made waits for that one (an import's module lock,
+a cache's lock, ui.memo's lock per value), so nothing is made twice. Begun at the first script run, it began
+with the page, which then made the same figures alongside it (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -21,16 +20,14 @@ from typing import Any
 import streamlit as st
 
 DEVICES, FIRST_PAGE, COMPILER = "fusionviz-warm-devices", "fusionviz-warm-library", "fusionviz-warm-compiler"
+SERVED = threading.Event()  # set when a script run has drawn a page (`page_served`)
+IDLE_START_S = 60.0  # the compiler's warm-up starts this long after the server without a page served
 
 
 def _devices() -> None:
     from ui import backend
 
     backend.devices_or_cpu()
-
-
-SERVED = threading.Event()  # set when a script run has drawn a page (`page_served`)
-IDLE_START_S = 60.0
 
 
 def page_served() -> None:
