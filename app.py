@@ -2,14 +2,15 @@
 
 Streamlit runs this file as the page script (`__main__`); `streamlit run` also imports it first as a module,
 finds `app`, an `st.App` of this same script, and serves that, so the warm-up starts with the server
-(ui/warm.py) rather than with the first visitor's page.
+(ui/warm.py) rather than with the first visitor's page, and every page's HTML names plotly.js (ui/page_head.py).
 """
 
 from __future__ import annotations
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-from ui import warm
+from ui import page_head, warm
 
 if __name__ == "__main__":
     warm.start()  # once per app process: begun at server start already, unless nothing started a server
@@ -23,4 +24,4 @@ if __name__ == "__main__":
     st.navigation(PAGES).run()
     warm.page_served()
 else:
-    app = st.App(__file__, lifespan=warm.lifespan)
+    app = st.App(__file__, lifespan=warm.lifespan, middleware=[Middleware(page_head.PageHead)])

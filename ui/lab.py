@@ -179,11 +179,12 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
     st.caption(plain(methodology.note))
 
 
-def show_report(report: Report, settings: ChartSettings, *, live: bool = False) -> None:
-    """Every section of one session, top to bottom. What could have skewed the timing is a warning for a `live`
-    run (this machine, now), and a small note under the verdict for a recorded one: a visitor read two yellow
-    boxes about how the library was recorded as a problem of their own. Its tables have no presentation form:
-    the lab's presentation mode draws other views (`present`)."""
+def show_top(report: Report, settings: ChartSettings, *, live: bool = False) -> None:
+    """The top of one session's sections: the verdict, its metrics and its two charts (`show_rest` draws the
+    others). What could have skewed the timing is a warning for a `live` run (this machine, now), and a small
+    note under the verdict for a recorded one: a visitor read two yellow boxes about how the library was recorded
+    as a problem of their own. Its tables have no presentation form: the lab's presentation mode draws other
+    views (`present`)."""
     session = report.session
     if live:
         for line in report.warnings:
@@ -203,6 +204,11 @@ def show_report(report: Report, settings: ChartSettings, *, live: bool = False) 
                     "every call. Compare kernels here; time the two with `python -m fusionviz run` for speed.")
     with right:
         sections.chart(_metrics(report, settings), "metrics", stamp=stamp, settings=settings)
+
+
+def show_rest(report: Report, settings: ChartSettings) -> None:
+    """The sections below `show_top`, top to bottom."""
+    session = report.session
     with st.expander("All numbers per mode"):
         tables.show(report.summary, "lab_summary", helps=SUMMARY_COLUMNS, presentable=False)
     st.subheader("Kernel timeline")

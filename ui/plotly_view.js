@@ -1,13 +1,17 @@
 // One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
-// point (its customdata by field name) or a box drawn on it goes back to Python as a trigger value. plotly.js (its module as fusionvizPlotly,
-// never the global Plotly, which whichever copy loads last sets) is read once per page: from data.plotly_url
-// (the app's static files, cached by the browser) or, where the app could not write that file, from the
-// fusionviz.plotly_js element mounted beside this one. A figure may carry its presentation layout and config
+// point (its customdata by field name) or a box drawn on it goes back to Python as a trigger value. plotly.js is
+// read once per page, asked for by the page's head (ui/page_head.py); its module is kept as fusionvizPlotly, never
+// the global Plotly, which whichever copy loads last sets. A figure may carry its presentation layout and config
 // (data.present): the plot is drawn with the one of the page's mode (the class `fv-present` on the root, set by
 // ui/presentation.js) and redrawn when the mode changes, with no run of the server in between.
 const presenting = () => document.documentElement.classList.contains("fv-present");
 
-function render(Plotly, plot) {
+// Whether the plot shows other than its figure in the page's mode: a figure that came while it was hidden, or the
+// mode changed since it was drawn.
+const stale = (plot) => plot.fusionvizDrawn !== plot.fusionvizShown || presenting() !== plot.fusionvizPresenting;
+
+function render(plot) {
+  const Plotly = globalThis.fusionvizPlotly;
   const shown = plot.fusionvizShown;
   const on = presenting() && shown.present !== null;
   const base = on ? shown.present.layout : shown.layout;
@@ -17,19 +21,41 @@ function render(Plotly, plot) {
   const layout = { ...base, autosize: true,
     title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
   plot.fusionvizPresenting = presenting();
+  plot.fusionvizDrawn = shown;
   Plotly.react(plot, shown.data, layout, { ...(on ? shown.present.config : shown.config), responsive: true });
   plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
+  if (!plot.fusionvizClicks) {  // Plotly's events exist once it has drawn
+    plot.fusionvizClicks = true;
+    // A clicked point goes back by name: its trace's meta.fields name its customdata (charts/customdata.py).
+    plot.on("plotly_click", (event) => {
+      const point = event && event.points && event.points[0];
+      const fields = point && point.data && point.data.meta && point.data.meta.fields;
+      if (Array.isArray(fields) && Array.isArray(point.customdata)) {
+        plot.fusionvizSend("click", Object.fromEntries(fields.map((name, i) => [name, point.customdata[i]])));
+      }
+    });
+    plot.on("plotly_selected", (event) => {
+      if (event && event.range && event.range.x) plot.fusionvizSend("box", event.range.x);
+    });
+  }
+}
+
+// New figures are drawn one per task, the highest on the page first: the browser paints the first chart once it
+// is drawn, not once every chart of the page is (a first visit's lab draws four, its timeline first as they mount).
+const queue = [];
+function pump() {
+  const tops = queue.map((plot) => plot.getBoundingClientRect().top);
+  const plot = queue.splice(tops.indexOf(Math.min(...tops)), 1)[0];
+  if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
+  if (queue.length) setTimeout(pump, 0);
+}
+function schedule(plot) {
+  if (queue.includes(plot)) return;
+  queue.push(plot);
+  if (queue.length === 1) setTimeout(pump, 0);
 }
 
 export default function ({ data, parentElement, setTriggerValue }) {
-  if (data.plotly_url && !globalThis.fusionvizPlotly) {  // requested once, by ui/presentation.js as a rule
-    const src = new URL(data.plotly_url, document.baseURI).href;
-    if (!document.querySelector(`script[src="${src}"]`)) {
-      const script = document.createElement("script");
-      script.src = src;
-      document.head.appendChild(script);
-    }
-  }
   let plot = parentElement.querySelector(".fusionviz-plot");
   if (!plot) {
     plot = document.createElement("div");
@@ -37,32 +63,38 @@ export default function ({ data, parentElement, setTriggerValue }) {
     plot.style.width = "100%";
     parentElement.appendChild(plot);
   }
+  plot.fusionvizSend = setTriggerValue;
   const draw = () => {
-    const Plotly = globalThis.fusionvizPlotly;
-    if (!Plotly) {  // plotly.js is still being read
+    if (!globalThis.fusionvizPlotly) {  // plotly.js is still being read
       setTimeout(draw, 10);
       return;
     }
+    // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows) keeps it.
+    const sent = JSON.stringify([data.figure, data.config, data.present]);
+    if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return;
     const figure = JSON.parse(data.figure);
-    plot.fusionvizShown = { data: figure.data, layout: figure.layout, config: data.config,
+    plot.fusionvizShown = { data: figure.data, layout: figure.layout, config: data.config, sent,
       present: data.present ? { layout: JSON.parse(data.present.layout), config: data.present.config } : null };
-    render(Plotly, plot);
-    if (!plot.fusionvizEvents) {
-      plot.fusionvizEvents = true;
-      // The page's width changes without a window resize too (the sidebar folds away in presentation mode):
-      // redrawn once the width has settled, not on every frame of the sidebar's animation. A plot in a section
-      // the mode hides (the lab's desk while presenting) is left as it is until it is shown again, and drawn
-      // then for the mode it missed.
+    // A plot the page hides (the lab's presentation view at the desk, or its desk while presenting) is drawn
+    // when it is shown, at the width it is shown at: drawn hidden, it took a first visit's time twice.
+    schedule(plot);
+    if (!plot.fusionvizWatched) {
+      plot.fusionvizWatched = true;
+      // Shown, or its width changed without a window resize (the sidebar folds away in presentation mode):
+      // drawn at once if it is stale, else resized once the width has settled, not on every frame of the
+      // sidebar's animation.
       let settle = 0;
       new ResizeObserver(() => {
         clearTimeout(settle);
+        if (!plot.offsetParent) return;
+        if (stale(plot)) {
+          render(plot);
+          return;
+        }
         settle = setTimeout(() => {
-          if (!plot.offsetParent) return;
-          if (presenting() !== plot.fusionvizPresenting) {
-            render(Plotly, plot);
-          } else if (plot.clientWidth !== plot.fusionvizWidth) {
+          if (plot.offsetParent && plot.clientWidth !== plot.fusionvizWidth) {
             plot.fusionvizWidth = plot.clientWidth;
-            Plotly.Plots.resize(plot);
+            globalThis.fusionvizPlotly.Plots.resize(plot);
           }
         }, 60);
       }).observe(plot);
@@ -72,22 +104,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
           modes.disconnect();
           return;
         }
-        if (presenting() !== plot.fusionvizPresenting) {
-          requestAnimationFrame(() => { if (plot.offsetParent) render(Plotly, plot); });
+        if (stale(plot)) {
+          requestAnimationFrame(() => { if (plot.offsetParent && stale(plot)) render(plot); });
         }
       });
       modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
-      // A clicked point goes back by name: its trace's meta.fields name its customdata (charts/customdata.py).
-      plot.on("plotly_click", (event) => {
-        const point = event && event.points && event.points[0];
-        const fields = point && point.data && point.data.meta && point.data.meta.fields;
-        if (Array.isArray(fields) && Array.isArray(point.customdata)) {
-          setTriggerValue("click", Object.fromEntries(fields.map((name, i) => [name, point.customdata[i]])));
-        }
-      });
-      plot.on("plotly_selected", (event) => {
-        if (event && event.range && event.range.x) setTriggerValue("box", event.range.x);
-      });
     }
   };
   draw();

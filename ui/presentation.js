@@ -11,18 +11,7 @@ function apply(on) {
   if (fold) fold.click();
 }
 
-// A script the page's plots will need (plotly.js for ui/plotly_view.js, which finds it by its src), asked for as
-// the page starts to be drawn rather than when its first plot mounts.
-function request(url) {
-  const src = new URL(url, document.baseURI).href;
-  if (document.querySelector(`script[src="${src}"]`)) return;
-  const script = document.createElement("script");
-  script.src = src;
-  document.head.appendChild(script);
-}
-
 export default function ({ data }) {
-  for (const url of data.scripts || []) request(url);
   apply(data.on);
   const input = data.toggle ? document.querySelector(`.${data.toggle} input`) : null;
   if (input && !input.fusionvizMode) {

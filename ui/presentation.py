@@ -18,7 +18,6 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from ui import state
-from ui.plotly_view import plotly_url
 
 # Large type everywhere a projector's audience reads, selectors, buttons and tables included (their menus open
 # in a layer of their own, outside the main block); little padding and a see-through header, so a chart fits
@@ -81,15 +80,10 @@ def key_class(key: str) -> str:
 
 def show_mode(toggle_key: str | None = None) -> None:
     """The stylesheet and the element that sets the page's mode; it also follows the toggle of `toggle_key`
-    in the browser. Every page draws it at the top, so it also asks for plotly.js, for the page's plots
-    (ui/plotly_view.js): asked for when the first plot mounted, a first visit's first chart waited longer for it.
-    (A script in the stylesheet's element would ask sooner, but takes a row of the page: the Story's slides
-    scrolled by 5 px.)"""
+    in the browser. Every page draws it at the top."""
     st.html(STYLESHEET)
-    url = plotly_url()
     _MODE(key="fv_presentation_mode",
-          data={"on": state.presentation(), "toggle": key_class(toggle_key) if toggle_key else None,
-                "scripts": [url] if url else []})
+          data={"on": state.presentation(), "toggle": key_class(toggle_key) if toggle_key else None})
 
 
 def show_toggle(title: str, *, restyles_in_browser: bool) -> None:

@@ -140,6 +140,17 @@ def toggled(key: str) -> None:
     st.session_state["presentation"] = bool(st.session_state[key])
 
 
+# A page's first run in a browser ------------------------------------------------------------------------------
+
+def painted(page: Page) -> bool:
+    """Whether the browser has said that it painted the top of `page` (ui/first_paint.py)."""
+    return bool(st.session_state.get(f"painted_{page}", False))
+
+
+def set_painted(page: Page) -> None:
+    st.session_state[f"painted_{page}"] = True
+
+
 # The lab's sidebar -------------------------------------------------------------------------------------------
 
 def lab_source() -> str | None:

@@ -45,6 +45,9 @@ def _compiler(*before: threading.Thread) -> None:
 
 
 def _first_page() -> None:
+    from ui import page_head
+
+    page_head.plotly_name()  # read and hashed before the first page's HTML names it
     import streamlit.emojis  # noqa: F401 (set_page_config reads it to tell the page icon is an emoji)
 
     st.empty()  # the process's first element looks through the call stack for a REPL once: 0.1-0.15 s

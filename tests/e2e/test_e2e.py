@@ -147,6 +147,27 @@ def click_kernel_bar(page: Page, kernel_class: str) -> None:
     page.mouse.click(x, y)
 
 
+# In the frame the page's first chart is drawn in: whether the lab's lower sections are there yet.
+FIRST_CHART = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())
+    && {rest: document.body.innerText.includes('Kernels and generated code')}"""
+
+
+def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: str, browser: Browser) -> None:
+    """The browser's first run of the lab draws its top; the rest follows, unasked, once that is on screen,
+    and plotly.js, named in the page's head, is fetched once."""
+    page = browser.new_page(viewport=SLIDE)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "fusionviz-plotly-" in r.url else None)
+    page.goto(server)
+    assert page.wait_for_function(FIRST_CHART, timeout=120_000, polling="raf").json_value() == {"rest": False}
+    page.get_by_text("Kernels and generated code").wait_for(timeout=60_000)
+    settle(page)
+    page.get_by_text("Kernel timeline").first.wait_for()
+    assert len(fetched) == 1, fetched
+    no_exceptions(page)
+    page.close()
+
+
 def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, shots: Path) -> None:
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(server)

@@ -59,7 +59,8 @@ def lab_page(shown: object) -> None:
     report = analyse(shown)  # type: ignore[arg-type]
     sections.show_source(report)
     sections.show_trace_notes(report)
-    lab.show_report(report, ChartSettings())
+    lab.show_top(report, ChartSettings())
+    lab.show_rest(report, ChartSettings())
 
 
 def test_a_lab_render_analyses_its_session_once(calls: Counter[str]) -> None:

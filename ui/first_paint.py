@@ -1,0 +1,26 @@
+"""A page's first run in a browser draws its top only; the rest follows once the browser has painted the first
+chart. Sent in one run, the lab's whole page reached the browser within 0.3 s and was laid out in one go: its
+first chart waited on every element below it (1.2-1.5 s of Streamlit's rendering on the benchmark machine,
+benchmarks/RESULTS.md). Where no browser asks (AppTest, which runs no JavaScript) the page is drawn whole, as it
+is in presentation mode, whose chart is not at the top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui import state
+
+_AFTER_PAINT = st.components.v2.component(
+    "fusionviz.after_paint", js=Path(__file__).with_name("first_paint.js").read_text(), isolate_styles=False)
+
+
+def rest_follows(page: state.Page) -> bool:
+    """Whether this run stops after the top of `page`: the browser's first of it. Where it does, the element
+    drawn here asks for the next run once the first chart is on screen."""
+    if state.painted(page) or state.presentation() or not st.context.headers.get("User-Agent"):
+        return False
+    _AFTER_PAINT(key=f"fv_after_paint_{page}", on_painted_change=lambda: state.set_painted(page))
+    return True

@@ -1,0 +1,116 @@
+"""plotly.js served by the app itself, and named in the head of every page's HTML, so that a first visit's
+browser fetches it with Streamlit's own bundle and reads it while the server runs the first page.
+
+Asked for by the page's first element, as before, a first visit's first chart waited for plotly.js twice: its
+fetch (4.6 MB from `static/`, gzipped anew for every request by Streamlit's middleware, 0.9 s while the server
+ran the page) and then its reading (1.2-1.4 s of Chromium's main thread on the benchmark machine,
+benchmarks/RESULTS.md). `PageHead`, the app's ASGI middleware (app.py), answers for the file itself, compressed
+once and cached by the browser for good (its name holds its digest), and adds two lines to the head of the HTML
+Streamlit serves for any page: a preload, and a script that runs it once the page's own scripts have loaded.
+The components that draw plots (ui/plotly_view.js, ui/presentation.js) find it there by its URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import cache
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+@cache
+def plotly_js() -> bytes:
+    """plotly.py's plotly.js as it ships, its module then kept as `fusionvizPlotly`. Not wrapped in a function
+    of our own: wrapped (to hand it a CommonJS `module`), Chromium took 1.65-2.47 s to read it where it reads the
+    file as it ships in 1.24-1.68 s (three loads each, benchmarks/RESULTS.md)."""
+    from plotly.offline import get_plotlyjs
+
+    return (get_plotlyjs() + "\n;globalThis.fusionvizPlotly = window.Plotly;\n").encode()
+
+
+@cache
+def plotly_name() -> str:
+    """The file's name, relative to the page's URL (so under any `server.baseUrlPath`): plotly's version and
+    the content's digest, so a new build is a new URL to browsers."""
+    import plotly
+
+    return f"fusionviz-plotly-{plotly.__version__}-{hashlib.sha256(plotly_js()).hexdigest()[:12]}.js"
+
+
+def head_lines() -> bytes:
+    """What the middleware adds to a page's head: plotly.js fetched at once, and run on the page's `load`,
+    once Streamlit's own scripts have run (run first, it held their start back by as long as it took)."""
+    name = plotly_name()
+    return (f'<link rel="preload" href="./{name}" as="script">'
+            '<script>addEventListener("load", () => {'
+            f' const src = new URL("{name}", document.baseURI).href;'
+            ' if (document.querySelector(`script[src="${src}"]`)) return;'
+            ' const script = document.createElement("script"); script.src = src;'
+            ' document.head.appendChild(script); }, { once: true });</script>').encode()
+
+
+class PageHead:
+    """ASGI middleware: answers for plotly.js (`plotly_name`) under any path prefix, and adds `head_lines` to
+    every HTML response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+        elif scope["path"].rsplit("/", 1)[-1] == plotly_name():
+            await self._plotly(scope, send)
+        else:
+            await self.app(scope, receive, _HeadAdder(send) if scope["method"] == "GET" else send)
+
+    @staticmethod
+    async def _plotly(scope: Scope, send: Send) -> None:
+        body = plotly_js()
+        headers = [(b"content-type", b"text/javascript; charset=utf-8"), (b"content-length", b"%d" % len(body)),
+                   (b"cache-control", b"public, max-age=31536000, immutable")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+class _HeadAdder:
+    """A response's `send`, which passes everything on but a page of HTML: that it gathers (a few kB), adds
+    `head_lines` before `</head>` and sends whole, uncompressed (Streamlit's gzip middleware sits inside), and
+    without the file's ETag, which would let a browser keep a page that names an older plotly.js."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.start: Message | None = None
+        self.body: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = dict(message.get("headers", []))
+            if message.get("status") == 200 and headers.get(b"content-type", b"").startswith(b"text/html"):
+                self.start = message
+                return
+        if self.start is None or message["type"] != "http.response.body":
+            await self.send(message)
+            return
+        self.body.append(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        await self._send_page()
+
+    async def _send_page(self) -> None:
+        assert self.start is not None
+        dropped = (b"content-length", b"content-encoding", b"etag", b"last-modified")
+        headers = [(k, v) for k, v in self.start.get("headers", []) if k not in dropped]
+        page = b"".join(self.body)
+        if dict(self.start.get("headers", [])).get(b"content-encoding") == b"gzip":
+            page = zlib.decompress(page, wbits=31)
+        page = page.replace(b"</head>", head_lines() + b"</head>", 1)
+        headers.append((b"content-length", b"%d" % len(page)))
+        await self.send({**self.start, "headers": headers})
+        await self.send({"type": "http.response.body", "body": page})
