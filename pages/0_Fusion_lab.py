@@ -134,6 +134,7 @@ if finished:
     live = state.result(state.shown("lab"))
     shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown
 
+whole = True
 if shown is None:
     st.info("Nothing on screen yet. Pick a session in the sidebar, or measure here: choose a model and press "
             f"**Run**, or start with a small CPU example: {EXAMPLE.model} ({CATALOG[EXAMPLE.model].purpose}), "
@@ -167,8 +168,8 @@ else:
         with presentation_only("lab"):
             lab.present(report, PRESENTING, analyse(grid) if grid else None)
 
-if config is None:
-    with measuring:
+if config is None and whole:  # a first run that leaves the rest for the next leaves these too: they wait
+    with measuring:                # for the worker's first answer, and so would the rest
         config, clicked = measure_widgets()
     if clicked and run(config):  # pressed before the worker had answered (after "Clear caches")
         st.rerun()

@@ -10,17 +10,17 @@ const presenting = () => document.documentElement.classList.contains("fv-present
 // mode changed since it was drawn.
 const stale = (plot) => plot.fusionvizDrawn !== plot.fusionvizShown || presenting() !== plot.fusionvizPresenting;
 
-function render(plot) {
+function render(plot, presented = presenting()) {
   const Plotly = globalThis.fusionvizPlotly;
   const shown = plot.fusionvizShown;
-  const on = presenting() && shown.present !== null;
+  const on = presented && shown.present !== null;
   const base = on ? shown.present.layout : shown.layout;
   // As Streamlit's own charts on the same page: the title in bold at the left. The font is the figure's own
   // (charts/style.py): one the toolbar camera's PNG is drawn in too.
   const title = base.title || {};
   const layout = { ...base, autosize: true,
     title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
-  plot.fusionvizPresenting = presenting();
+  plot.fusionvizPresenting = presented;
   plot.fusionvizDrawn = shown;
   Plotly.react(plot, shown.data, layout, { ...(on ? shown.present.config : shown.config), responsive: true });
   plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
@@ -48,6 +48,47 @@ function pump() {
   const plot = queue.splice(tops.indexOf(Math.min(...tops)), 1)[0];
   if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
   if (queue.length) setTimeout(pump, 0);
+  else requestIdleCallback(stageNext, { timeout: 2000 });
+}
+
+// The presentation's plots, hidden at the desk, are drawn ahead in the page's idle time, one per idle period, at
+// the width and in the mode they are shown in, so that the toggle shows them drawn (0.25 s for the lab's verdict,
+// drawn when shown): their hidden sections are laid out for that drawing off the screen, at the width the main
+// block has once the sidebar has folded away.
+const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
+const plots = new Set();
+function stageNext() {
+  if (presenting() || queue.length) return;
+  const waiting = [...plots].filter((plot) => plot.isConnected && !plot.offsetParent && plot.fusionvizShown
+    && plot.closest(PRESENTED_ONLY)
+    && (plot.fusionvizDrawn !== plot.fusionvizShown || !plot.fusionvizPresenting));
+  if (!waiting.length) return;
+  stage(waiting[0]);
+  if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
+}
+function stage(plot) {
+  const main = document.querySelector(".stMainBlockContainer");
+  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  if (!main) return;
+  const box = getComputedStyle(main);
+  const folds = sidebar && sidebar.getAttribute("data-collapsed") !== "true" ? sidebar.offsetWidth : 0;
+  const width = main.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight) + folds;
+  const hidden = [];  // the plot's hidden ancestors, outermost last
+  for (let at = plot.parentElement; at && at !== main; at = at.parentElement) {
+    if (getComputedStyle(at).display === "none") hidden.push([at, at.getAttribute("style")]);
+  }
+  if (!hidden.length) return;
+  for (const [at] of hidden) at.style.display = "block";
+  Object.assign(hidden[hidden.length - 1][0].style,
+    { position: "fixed", left: "-40000px", top: "0", width: `${width}px`, visibility: "hidden" });
+  try {
+    render(plot, true);
+  } finally {
+    for (const [at, style] of hidden) {
+      if (style === null) at.removeAttribute("style");
+      else at.setAttribute("style", style);
+    }
+  }
 }
 function schedule(plot) {
   if (queue.includes(plot)) return;
@@ -64,6 +105,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     parentElement.appendChild(plot);
   }
   plot.fusionvizSend = setTriggerValue;
+  plots.add(plot);
   const draw = () => {
     if (!globalThis.fusionvizPlotly) {  // plotly.js is still being read
       setTimeout(draw, 10);

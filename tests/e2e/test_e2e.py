@@ -153,8 +153,8 @@ FIRST_CHART = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg'
 
 
 def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: str, browser: Browser) -> None:
-    """The browser's first run of the lab draws its top; the rest follows, unasked, once that is on screen,
-    and plotly.js, named in the page's head, is fetched once."""
+    """The browser's first run of the lab draws its top; the rest follows, unasked, once that is on screen;
+    plotly.js, named in the page's head, is fetched once; and the presentation's chart is drawn ahead."""
     page = browser.new_page(viewport=SLIDE)
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "fusionviz-plotly-" in r.url else None)
@@ -164,6 +164,16 @@ def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: st
     settle(page)
     page.get_by_text("Kernel timeline").first.wait_for()
     assert len(fetched) == 1, fetched
+    # The presentation's chart, hidden at the desk, is drawn ahead at the width it is shown at: the toggle
+    # shows it drawn.
+    plot = "document.querySelector('.st-key-fv_present_lab .js-plotly-plot')"
+    page.wait_for_function(f"() => !!{plot}?._fullLayout", timeout=30_000)
+    drawn_at = page.evaluate(f"{plot}._fullLayout.width")
+    page.get_by_text("Presentation").click()
+    shown_at = page.wait_for_function(f"() => {plot}.checkVisibility() && {plot}.clientWidth", polling="raf",
+                                      timeout=30_000).json_value()
+    assert abs(shown_at - drawn_at) < 2, (shown_at, drawn_at)
+    assert page.evaluate(f"{plot}._fullLayout.width") == drawn_at  # not drawn again
     no_exceptions(page)
     page.close()
 
