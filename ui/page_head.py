@@ -4,10 +4,10 @@ browser fetches it with Streamlit's own bundle and reads it while the server run
 Asked for by the page's first element, as before, a first visit's first chart waited for plotly.js twice: its
 fetch (4.6 MB from `static/`, gzipped anew for every request by Streamlit's middleware, 0.9 s while the server
 ran the page) and then its reading (1.2-1.4 s of Chromium's main thread on the benchmark machine,
-benchmarks/RESULTS.md). `PageHead`, the app's ASGI middleware (app.py), answers for the file itself, compressed
-once and cached by the browser for good (its name holds its digest), and adds two lines to the head of the HTML
-Streamlit serves for any page: a preload, and a script that runs it once the page's own scripts have loaded.
-The components that draw plots (ui/plotly_view.js, ui/presentation.js) find it there by its URL.
+benchmarks/RESULTS.md). `PageHead`, the app's ASGI middleware (app.py), answers for the file itself,
+uncompressed as Streamlit serves its own bundles and cached by the browser for good (its name holds its digest),
+and adds two lines to the head of the HTML Streamlit serves for any page: a preload, and a script that runs it
+once the page's own scripts have loaded. The plots (ui/plotly_view.js) wait for the module it keeps.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
 
 @cache
 def plotly_js() -> bytes:
@@ -50,7 +51,6 @@ def head_lines() -> bytes:
     return (f'<link rel="preload" href="./{name}" as="script">'
             '<script>addEventListener("load", () => {'
             f' const src = new URL("{name}", document.baseURI).href;'
-            ' if (document.querySelector(`script[src="${src}"]`)) return;'
             ' const script = document.createElement("script"); script.src = src;'
             ' document.head.appendChild(script); }, { once: true });</script>').encode()
 
