@@ -6,9 +6,10 @@
 // ui/presentation.js) and redrawn when the mode changes, with no run of the server in between.
 const presenting = () => document.documentElement.classList.contains("fv-present");
 
-// Whether the plot shows other than its figure in the page's mode: a figure that came while it was hidden, or the
-// mode changed since it was drawn.
-const stale = (plot) => plot.fusionvizDrawn !== plot.fusionvizShown || presenting() !== plot.fusionvizPresenting;
+// Whether the plot shows other than its figure in a mode (the page's, by default): a figure that came while it was
+// hidden, or the mode changed since it was drawn.
+const stale = (plot, presented = presenting()) =>
+  plot.fusionvizDrawn !== plot.fusionvizShown || presented !== plot.fusionvizPresenting;
 
 function render(plot, presented = presenting()) {
   const Plotly = globalThis.fusionvizPlotly;
@@ -59,9 +60,9 @@ const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
 const plots = new Set();
 function stageNext() {
   if (presenting() || queue.length) return;
-  const waiting = [...plots].filter((plot) => plot.isConnected && !plot.offsetParent && plot.fusionvizShown
-    && plot.closest(PRESENTED_ONLY)
-    && (plot.fusionvizDrawn !== plot.fusionvizShown || !plot.fusionvizPresenting));
+  for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
+  const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
+    && plot.closest(PRESENTED_ONLY) && stale(plot, true));
   if (!waiting.length) return;
   stage(waiting[0]);
   if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
