@@ -64,7 +64,10 @@ def test_session_numbers_hang_together(ln_gelu_session: Session) -> None:
     assert analyse(ln_gelu_session).comparisons["default"].speedup.median == pytest.approx(float(np.median(paired)))
     table = analyse(ln_gelu_session).summary
     assert list(table["mode"]) == ["eager", "default", "reduce-overhead"]
-    assert "default is" in verdict(analyse(ln_gelu_session))
+    # A real CPU measurement on a shared machine may land either side of the call; the words must follow it.
+    called = analyse(ln_gelu_session).comparisons["default"].verdict
+    opening = "default shows no clear difference" if called == "no clear difference" else "default is "
+    assert verdict(analyse(ln_gelu_session)).startswith(opening)
 
 
 def test_reduce_overhead_is_not_applicable_on_the_cpu(ln_gelu_session: Session) -> None:
