@@ -53,9 +53,11 @@ def ask(path: str, method: str = "GET", gzip: bool = False) -> tuple[int, dict[b
     return start["status"], dict(start["headers"]), body
 
 
-def test_plotly_js_is_the_file_plotly_py_ships_with_its_module_kept() -> None:
-    text = plotly_js().decode()
-    assert text.startswith(get_plotlyjs()) and text.endswith("globalThis.fusionvizPlotly = window.Plotly;\n")
+def test_plotly_js_is_plotly_py_s_code_run_as_the_script_with_its_module_kept() -> None:
+    text, shipped = plotly_js().decode(), get_plotlyjs()
+    assert text.startswith('"use strict";var Plotly=') and "window.Plotly = Plotly;" in text
+    assert text.endswith("globalThis.fusionvizPlotly = window.Plotly;\n") and "module.exports" not in text[:200]
+    assert text[:-len(";globalThis.fusionvizPlotly = window.Plotly;\n")].strip() in shipped
     digest = hashlib.sha256(plotly_js()).hexdigest()[:12]
     assert plotly_name() == f"fusionviz-plotly-{plotly.__version__}-{digest}.js"
 
