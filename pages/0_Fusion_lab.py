@@ -123,10 +123,12 @@ with st.sidebar:
     measuring = st.container()
 
 # The measuring widgets' device list waits for the worker's first answer, seconds on a freshly started server
-# (ui/warm.py asks for it when the server starts): until it has come, what is on screen is drawn first.
+# (ui/warm.py asks for it when the server starts): until it has come, what is on screen is drawn first. A
+# browser's first run draws the top of what is on screen and nothing else (ui/first_paint.py).
 config: RunConfig | None = None
 clicked = False
-if warm.devices_known():
+top_only = shown is not None and first_paint.top_only("lab")
+if warm.devices_known() and not top_only:
     with measuring:
         config, clicked = measure_widgets()
 finished = run(config) if config is not None and clicked else shown_when_done(backend.follow("lab"))
@@ -134,7 +136,6 @@ if finished:
     live = state.result(state.shown("lab"))
     shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown
 
-whole = True
 if shown is None:
     st.info("Nothing on screen yet. Pick a session in the sidebar, or measure here: choose a model and press "
             f"**Run**, or start with a small CPU example: {EXAMPLE.model} ({CATALOG[EXAMPLE.model].purpose}), "
@@ -159,17 +160,18 @@ else:
             lab.show_grid(analyse(grid), AT_DESK)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
         lab.show_top(report, AT_DESK, live=shown.origin == "live")
-        whole = not first_paint.rest_follows("lab")  # a browser's first run: the rest once the top is painted
-        if whole:
+        if top_only:
+            first_paint.ask_for_the_rest("lab")
+        else:
             lab.show_rest(report, AT_DESK)
     # The presentation's view is on the page in both modes too, hidden at the desk, so the toggle restyles the
     # page in the browser and reruns nothing else (0.40 s where a rerun of the page mounted the view's chart).
-    if whole:
+    if not top_only:
         with presentation_only("lab"):
             lab.present(report, PRESENTING, analyse(grid) if grid else None)
 
-if config is None and whole:  # a first run that leaves the rest for the next leaves these too: they wait
-    with measuring:                # for the worker's first answer, and so would the rest
+if config is None and not top_only:
+    with measuring:
         config, clicked = measure_widgets()
     if clicked and run(config):  # pressed before the worker had answered (after "Clear caches")
         st.rerun()

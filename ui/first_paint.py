@@ -17,10 +17,14 @@ _AFTER_PAINT = st.components.v2.component(
     "fusionviz.after_paint", js=Path(__file__).with_name("first_paint.js").read_text(), isolate_styles=False)
 
 
-def rest_follows(page: state.Page) -> bool:
-    """Whether this run stops after the top of `page`: the browser's first of it. Where it does, the element
-    drawn here asks for the next run once the first chart is on screen."""
-    if state.painted(page) or state.presentation() or not st.context.headers.get("User-Agent"):
-        return False
+def top_only(page: state.Page) -> bool:
+    """Whether this run of `page` draws its top only: the browser's first of it, which leaves the rest, the
+    lab's measuring widgets included, to the next run (`ask_for_the_rest`)."""
+    return not (state.painted(page) or state.presentation() or not st.context.headers.get("User-Agent"))
+
+
+def ask_for_the_rest(page: state.Page) -> None:
+    """The element that asks for the next run once the first chart is on screen; until then the rest of
+    `page` is pending (`state.rest_pending`)."""
+    state.leave_rest(page)
     _AFTER_PAINT(key=f"fv_after_paint_{page}", on_painted_change=lambda: state.set_painted(page))
-    return True

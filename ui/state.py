@@ -149,6 +149,17 @@ def painted(page: Page) -> bool:
 
 def set_painted(page: Page) -> None:
     st.session_state[f"painted_{page}"] = True
+    st.session_state.pop("rest_pending", None)
+
+
+def leave_rest(page: Page) -> None:
+    """This run drew the top of `page` only; the next draws the rest, once the browser has painted the top."""
+    st.session_state["rest_pending"] = page
+
+
+def rest_pending() -> bool:
+    """Whether a page's top is on screen without its rest, which the browser has yet to ask for."""
+    return "rest_pending" in st.session_state
 
 
 # The lab's sidebar -------------------------------------------------------------------------------------------

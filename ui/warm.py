@@ -1,13 +1,19 @@
 """What a first visit needs, made in the background from the moment the server starts (`lifespan`, which
 app.py hands to Streamlit's `st.App`; where nothing starts a server, as under AppTest, the first script run
-starts it): the worker started and asked for its devices, the first page's modules imported, the recorded
-library opened and the first session's report and figures built into the caches the lab reads; then the worker
-warmed for a first compile on the device the lab offers first (a first Run of the lab's default waits 2.5 s less
-on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once the first page has
-been served (or a minute after the start without a visitor), so that it does not take the cores the first page is
-drawn with. A page that asks for one of them while it is being made waits for that one (an import's module lock,
-a cache's lock, ui.memo's lock per value), so nothing is made twice. Begun at the first script run, it began
-with the page, which then made the same figures alongside it (benchmarks/RESULTS.md).
+starts it):
+- the first page's modules imported, the recorded library opened and the first session's report and figures
+  built into the caches the lab reads;
+- the worker started and asked for its devices, once a first script run has ended: its torch import took a core
+  from a fresh server's first chart (0.3 s of it, benchmarks/RESULTS.md); the lab's measuring widgets, which
+  wait for that answer, come with the page's second run;
+- the worker warmed for a first compile on the device the lab offers first (a first Run of the lab's default
+  waits 2.5 s less on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once
+  a page has been drawn whole (the lab's rest after its top, ui/first_paint.py), so that it does not take the
+  cores the first page is drawn with.
+What waits for a page starts a minute after the server without one. A page that asks for one of them while it
+is being made waits for that one (an import's module lock, a cache's lock, ui.memo's lock per value), so nothing
+is made twice. Begun at the first script run, it began with the page, which then made the same figures alongside
+it (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -20,19 +26,26 @@ from typing import Any
 import streamlit as st
 
 DEVICES, FIRST_PAGE, COMPILER = "fusionviz-warm-devices", "fusionviz-warm-library", "fusionviz-warm-compiler"
-SERVED = threading.Event()  # set when a script run has drawn a page (`page_served`)
-IDLE_START_S = 60.0  # the compiler's warm-up starts this long after the server without a page served
+RAN = threading.Event()  # set when a script run has ended (`page_served`)
+SERVED = threading.Event()  # set when a script run has drawn a page whole (`page_served`)
+IDLE_START_S = 60.0  # what waits for a page starts this long after the server without one
 
 
 def _devices() -> None:
     from ui import backend
 
+    RAN.wait(IDLE_START_S)
     backend.devices_or_cpu()
 
 
 def page_served() -> None:
-    """A page was drawn: what waited so as not to slow the first one may start."""
-    SERVED.set()
+    """A script run ended: the worker may start; and where the run drew its page whole (not a first run's top,
+    ui/first_paint.py), the compiler's warm-up too."""
+    from ui import state
+
+    RAN.set()
+    if not state.rest_pending():
+        SERVED.set()
 
 
 def _compiler(*before: threading.Thread) -> None:

@@ -149,18 +149,22 @@ def click_kernel_bar(page: Page, kernel_class: str) -> None:
 
 # In the frame the page's first chart is drawn in: whether the lab's lower sections are there yet.
 FIRST_CHART = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())
-    && {rest: document.body.innerText.includes('Kernels and generated code')}"""
+    && {rest: document.body.innerText.includes('Kernels and generated code'),
+        widgets: document.body.innerText.includes('Measure on this machine')}"""
 
 
 def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: str, browser: Browser) -> None:
-    """The browser's first run of the lab draws its top; the rest follows, unasked, once that is on screen;
-    plotly.js, named in the page's head, is fetched once; and the presentation's chart is drawn ahead."""
+    """The browser's first run of the lab draws its top; the rest, the measuring widgets with it, follows,
+    unasked, once that is on screen; plotly.js, named in the page's head, is fetched once; and the
+    presentation's chart is drawn ahead."""
     page = browser.new_page(viewport=SLIDE)
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "fusionviz-plotly-" in r.url else None)
     page.goto(server)
-    assert page.wait_for_function(FIRST_CHART, timeout=120_000, polling="raf").json_value() == {"rest": False}
+    first = page.wait_for_function(FIRST_CHART, timeout=120_000, polling="raf").json_value()
+    assert first == {"rest": False, "widgets": False}
     page.get_by_text("Kernels and generated code").wait_for(timeout=60_000)
+    page.get_by_text("Measure on this machine").wait_for(timeout=60_000)
     settle(page)
     page.get_by_text("Kernel timeline").first.wait_for()
     assert len(fetched) == 1, fetched
