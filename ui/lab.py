@@ -22,7 +22,7 @@ from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
-from ui import on_screen, sections, story, tables, timeline_view
+from ui import on_screen, sections, state, story, tables, timeline_view, views_ahead
 from ui.memo import memo
 from ui.presentation import presentation_only
 from ui.text import plain
@@ -156,6 +156,12 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     else:
         shown, key, on_click = report, f"present_{view}", None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
+    if grid is None:  # the next views, while this one is talked over (at the desk, where it is drawn hidden,
+        # the next one: the toggle shows this view without a rerun of it)
+        picked = {v: st.session_state.get(f"present_mode_{v}", None if VIEWS[v].every_mode else compiled[0])
+                  for v in views if VIEWS[v].takes_mode and compiled}
+        views_ahead.build_next(report, views, view, settings, LAB_CHART_PX, picked,
+                               ahead=views_ahead.AHEAD if state.presentation() else 1)
     with st.sidebar, presentation_only("lab_slide"):
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)

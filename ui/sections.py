@@ -60,15 +60,21 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
     those two are Streamlit's charts. `settings`, those the figure was drawn with, default to the page's mode."""
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
-    if stamp:
-        fig = stamped_figure(fig, stamp, settings)
     config = camera_options(settings, f"fusionviz-{key}")
-    if selectable:
-        return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
-                               selection_mode="points", config=config)
-    if fig.frames:
+    if selectable or fig.frames:
+        if stamp:
+            fig = stamped_figure(fig, stamp, settings)
+        if selectable:
+            return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
+                                   selection_mode="points", config=config)
         return st.plotly_chart(fig, key=key, config=config)
-    return plotly_view(figure_json(fig), key, config)
+    return plotly_view(drawn_json(fig, stamp, settings), key, config)
+
+
+def drawn_json(fig: Any, stamp: str | None, settings: ChartSettings) -> str:
+    """What `chart` sends a kept plot for `fig`: its JSON, stamped when `stamp` is given, made once per figure
+    (so made ahead, ui/views_ahead.py, it is not made again)."""
+    return figure_json(stamped_figure(fig, stamp, settings) if stamp else fig)
 
 
 def stamped_figure(fig: Any, stamp: str, settings: ChartSettings) -> Any:

@@ -63,14 +63,17 @@ def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, m
         st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
     caption_line(scene_caption(report, caption, view, mode))
-
-    def figure() -> Any:
-        return view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height)
-
-    # Kept per report: a story step or a view switch back to this view draws it from memory (a timeline's
-    # bars and figure took 0.15-0.2 s to build on every switch to it).
-    fig = memo(report, ("view", view, settings, mode, zoom, seconds, height), figure)
+    fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
     sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings)
+
+
+def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,
+                zoom: tuple[float, float] | None = None, seconds: float = 4.0, height: int = SCREEN_CHART_PX) -> Any:
+    """The view's figure at `height`, kept per report: a story step or a view switch back to this view draws it
+    from memory (a timeline's bars and figure took 0.15-0.2 s to build on every switch to it), and one built
+    ahead (ui/views_ahead.py) is the one drawn."""
+    return memo(report, ("view", view, settings, mode, zoom, seconds, height), lambda: view_figure(
+        report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height))
 
 
 def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = None,
