@@ -50,17 +50,18 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
 
 
 def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None,
-          settings: ChartSettings | None = None) -> Any:
+          settings: ChartSettings | None = None, name: str | None = None) -> Any:
     """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
     1920 × 1080 PNG. Drawn on a plot kept mounted (ui/plotly_view.py): a new figure under the same key is redrawn
     in place, and a page whose charts all are never loads Streamlit's own Plotly chart (on a first visit its
     script and the second copy of plotly.js took 0.9 s of the browser's time before the first chart, 5.1 s in
     all). Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it is a
     callback: it reads the selection with `state.selected_points(key)`), and an animation plays its frames:
-    those two are Streamlit's charts. `settings`, those the figure was drawn with, default to the page's mode."""
+    those two are Streamlit's charts. `settings`, those the figure was drawn with, default to the page's mode;
+    `name`, the camera's file name, to `fusionviz-<key>`."""
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
-    config = camera_options(settings, f"fusionviz-{key}")
+    config = camera_options(settings, name or f"fusionviz-{key}")
     if selectable or fig.frames:
         if stamp:
             fig = stamped_figure(fig, stamp, settings)

@@ -64,7 +64,8 @@ def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, m
         return
     caption_line(scene_caption(report, caption, view, mode))
     fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
-    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings)
+    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings,
+                   name=f"fusionviz-{report.session.config.model}-{view}")
 
 
 def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,

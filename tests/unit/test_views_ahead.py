@@ -63,7 +63,12 @@ def test_a_newer_request_supersedes_an_older_one(report: Report, monkeypatch: py
                                    height=LAB_CHART_PX)
     assert kept_after is not None
     built: list[str] = []
-    monkeypatch.setattr(story, "view_figure", lambda _r, view, *_, **__: built.append(view) or never_built())
+
+    def building(_report: Report, view: str, *_: Any, **__: Any) -> Any:
+        built.append(view)
+        return never_built()
+
+    monkeypatch.setattr(story, "view_figure", building)
     with pytest.raises(AssertionError, match="built again"):
         story.kept_figure(report, "timeline", SETTINGS, mode=None, height=LAB_CHART_PX)
     assert built == ["timeline"]  # the older request's view was never built
