@@ -123,8 +123,8 @@ with st.sidebar:
     measuring = st.container()
 
 # The measuring widgets' device list waits for the worker's first answer, seconds on a freshly started server
-# (ui/warm.py asks for it when the server starts): until it has come, what is on screen is drawn first. A
-# browser's first run draws the top of what is on screen and nothing else (ui/first_paint.py).
+# (ui/warm.py starts the worker once a first script run has ended): until it has come, what is on screen is drawn
+# first. A browser's first run draws the top of what is on screen and nothing else (ui/first_paint.py).
 config: RunConfig | None = None
 clicked = False
 top_only = shown is not None and first_paint.top_only("lab")
