@@ -48,11 +48,13 @@ def page_served() -> None:
         SERVED.set()
 
 
-def _compiler(*before: threading.Thread) -> None:
+def _compiler(first_page: threading.Thread) -> None:
+    """Queued the moment a page has been drawn whole: a Run pressed then waits behind work it would have done
+    itself, where queued after it (behind the worker's own start) the first Run of a machine that never compiled
+    came 3-4 s later (benchmarks/RESULTS.md)."""
     from ui import backend, state
 
-    for thread in before:
-        thread.join()
+    first_page.join()
     SERVED.wait(IDLE_START_S)
     state.runs().warm(backend.devices_or_cpu()[0].device).wait()  # the lab's device picker offers the first one
 
@@ -78,7 +80,7 @@ def start() -> dict[str, threading.Thread]:
     the threads are daemons, so they never hold up the server's exit."""
     threads = {DEVICES: threading.Thread(target=_devices, name=DEVICES, daemon=True),
                FIRST_PAGE: threading.Thread(target=_first_page, name=FIRST_PAGE, daemon=True)}
-    threads[COMPILER] = threading.Thread(target=_compiler, args=tuple(threads.values()), name=COMPILER, daemon=True)
+    threads[COMPILER] = threading.Thread(target=_compiler, args=(threads[FIRST_PAGE],), name=COMPILER, daemon=True)
     for thread in threads.values():
         thread.start()
     return threads
