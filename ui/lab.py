@@ -143,9 +143,8 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
                       format_func=lambda v: VIEWS[v].label)
     shown_view, mode = VIEWS[view], None
     compiled = [r.mode for r in report.drawable if r.mode != "eager"]
-    if shown_view.takes_mode and compiled:
-        every = [None] if shown_view.every_mode else []
-        mode = mode_col.selectbox("Compiled mode", [*every, *compiled], key=f"present_mode_{view}",
+    if _mode_choices(view, compiled):
+        mode = mode_col.selectbox("Compiled mode", _mode_choices(view, compiled), key=f"present_mode_{view}",
                                   format_func=lambda m: m or "every mode")
     seconds = 4.0
     if shown_view.animated:
@@ -160,13 +159,21 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
     if grid is None:  # the next views, while this one is talked over (at the desk, where it is drawn hidden,
         # the next one: the toggle shows this view without a rerun of it)
-        picked = {v: st.session_state.get(f"present_mode_{v}", None if VIEWS[v].every_mode else compiled[0])
-                  for v in views if VIEWS[v].takes_mode and compiled}
+        picked = {v: st.session_state.get(f"present_mode_{v}", choices[0])
+                  for v in views if (choices := _mode_choices(v, compiled))}
         views_ahead.build_next(report, views, view, settings, LAB_CHART_PX, picked,
                                ahead=views_ahead.AHEAD if state.presentation() else 1)
     with st.sidebar, presentation_only("lab_slide"):
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
+
+
+def _mode_choices(view: str, compiled: list[str]) -> list[str | None]:
+    """The presentation's mode picker for `view`, the first its default: None is every mode at once; empty
+    where the view takes no mode or the session has no compiled one."""
+    if not (VIEWS[view].takes_mode and compiled):
+        return []
+    return [*([None] if VIEWS[view].every_mode else []), *compiled]
 
 
 _present_alone = st.fragment(_present)

@@ -43,12 +43,16 @@ def build_next(report: Report, views: Sequence[str], shown: str, settings: Chart
     with _LOCK:
         request = _LATEST[0] = next(_REQUESTS)
     wanted = [v for v in next_views(views, shown, ahead) if not VIEWS[v].animated]
-    _BUILDER.submit(_build, request, report, wanted, settings, height, modes)
+    _BUILDER.submit(_build, request, time.monotonic() + AFTER_S, report, wanted, settings, height, modes)
 
 
-def _build(request: int, report: Report, views: list[str], settings: ChartSettings, height: int,
+def _build(request: int, due: float, report: Report, views: list[str], settings: ChartSettings, height: int,
            modes: dict[str, str | None]) -> None:
-    time.sleep(AFTER_S)
+    """Starting at `due` (a request queued behind others waits no longer than that; one superseded meanwhile
+    returns at once, without waiting)."""
+    if _LATEST[0] != request:
+        return
+    time.sleep(max(0.0, due - time.monotonic()))
     for view in views:
         if _LATEST[0] != request:
             return
