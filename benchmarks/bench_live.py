@@ -8,7 +8,10 @@ and after in one run).
 
 Every round takes each contender in turn:
 - peer: `python -c` importing torch, compiling the same model and timing eager and default with
-  `torch.utils.benchmark` (`blocked_autorange`), in one process; with a fresh Inductor cache, and with a warm one;
+  `torch.utils.benchmark` (`blocked_autorange`), in one process; with a fresh temporary folder (nothing compiled
+  on the machine before: no Inductor cache, no precompiled header, as the app's first case), with a fresh
+  Inductor cache (`TORCHINDUCTOR_CACHE_DIR`; the header, which Inductor keeps outside it, is found), and with a
+  warm cache;
 - the CLI: `python -m fusionviz run` (a fresh worker, three timing processes), with `--cold-compile` (a fresh
   Inductor cache) and without (the cache warm from the round's earlier runs);
 - the app: a freshly started server on an empty library (the widgets keep the lab's defaults, which are this
@@ -56,11 +59,10 @@ print(f"{time.perf_counter() - started:.2f}")
 """
 
 
-def peer(cache: str) -> float:
-    """The plain script's wall time, with the Inductor cache in `cache`."""
+def peer(**env: str) -> float:
+    """The plain script's wall time, with `env` (its Inductor cache, its temporary folder) set."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", PEER], check=True, capture_output=True,
-                   env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache})
+    subprocess.run([sys.executable, "-c", PEER], check=True, capture_output=True, env={**os.environ, **env})
     return time.perf_counter() - started
 
 
@@ -96,11 +98,13 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for r in range(args.rounds):
             record = times.setdefault
+            record("peer: plain torch script, nothing compiled on the machine before", []).append(
+                peer(TMPDIR=tempfile.mkdtemp(prefix="fusionviz-bench-live-tmp-")))
             record("peer: plain torch script, fresh Inductor cache", []).append(
-                peer(tempfile.mkdtemp(prefix="fusionviz-bench-live-cold-")))
+                peer(TORCHINDUCTOR_CACHE_DIR=tempfile.mkdtemp(prefix="fusionviz-bench-live-cold-")))
             if r == 0:
-                peer(warm_cache)  # fills it
-            record("peer: plain torch script, warm cache", []).append(peer(warm_cache))
+                peer(TORCHINDUCTOR_CACHE_DIR=warm_cache)  # fills it
+            record("peer: plain torch script, warm cache", []).append(peer(TORCHINDUCTOR_CACHE_DIR=warm_cache))
             for name, root in checkouts if r % 2 == 0 else checkouts[::-1]:
                 record(f"{name}: CLI: fusionviz run --cold-compile", []).append(cli(root, cold=True))
                 record(f"{name}: CLI: fusionviz run, cache warm", []).append(cli(root, cold=False))

@@ -27,6 +27,7 @@ from torch._dynamo.utils import counters
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.environment import available_host_bytes
 from fusionviz.measure.provenance import Collector, graph_nodes
+from fusionviz.measure.vec_isa import probe_only_the_pick
 from fusionviz.measure.zoo import ModelSpec, get_spec
 from fusionviz.records.config import GRAPHED_EAGER, RunConfig
 from fusionviz.records.session import GraphBreak, GraphNode
@@ -129,9 +130,11 @@ def kernel_sources(output_code: list[str]) -> dict[str, str]:
 def warm_compiler(device: str) -> float:
     """Pay what the first compile in a fresh process pays before its model's own work, by compiling a function
     of two ops on `device`: Inductor's import (about 1.3 s on the development machine), on the CPU its probe of
-    the vector instruction sets (1.3 s: it loads a test library in child Pythons) and, the first time on a
+    the vector instruction set it picks (`vec_isa`) and, the first time on a
     machine, the C++ kernels' precompiled header (about 6 s) or Triton's start. Returns the seconds it took."""
     started = time.perf_counter()
+    if torch.device(device).type == "cpu":
+        probe_only_the_pick()
     torch.compile(lambda x: torch.relu(x) + 1)(torch.ones(8, device=device))
     sync(torch.device(device))
     reset_dynamo()
@@ -166,6 +169,8 @@ def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...
     use_threads(config.threads)
     spec = get_spec(config.model)
     device = torch.device(config.device)
+    if device.type == "cpu":
+        probe_only_the_pick()
     if device.type == "cuda":
         # CUDA events, streams and graphs take the current device: left at cuda:0, a run on cuda:1 timed
         # cuda:0's stream instead of the work, i.e. only how fast the host enqueued it.
