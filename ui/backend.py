@@ -12,7 +12,8 @@ import streamlit as st
 
 from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
-from fusionviz.measure.service import Device, Run, Ticket, complete
+from fusionviz.measure.queue import DeviceQueues
+from fusionviz.measure.service import WARM_KEY, Device, Run, Ticket, complete
 from fusionviz.records.files import open_file
 from fusionviz.records.job import TRACE_SUFFIXES, Job, read_job, read_uploaded_job
 from fusionviz.records.limits import read_file
@@ -87,11 +88,17 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def _waiting_label(ticket: Ticket[Any]) -> str:
-    """Where the run stands: its place in line, or its latest stage, with the seconds it has spent there."""
+def _waiting_label(ticket: Ticket[Any], queues: DeviceQueues) -> str:
+    """Where the run stands: its place in line (and, behind the worker's warm-up, what that pays for: on a
+    machine that never compiled, 15–20 s of g++ a first Run would wait for unexplained), or its latest stage,
+    with the seconds it has spent there."""
     now, position = time.monotonic(), ticket.position()
     if position:
-        return f"{_ordinal(position)} in line for {ticket.device} · {now - ticket.submitted:.0f} s"
+        ahead = queues.running(ticket.device)
+        behind = (", behind the compiler's warm-up (what a first compile pays before the model's own work; on a "
+                  "machine that never compiled, Inductor's C++ header too, once)"
+                  if ahead is not None and ahead.key == WARM_KEY else "")
+        return f"{_ordinal(position)} in line for {ticket.device}{behind} · {now - ticket.submitted:.0f} s"
     return f"{ticket.stage or 'starting'} · {now - (ticket.started or now):.0f} s"
 
 
@@ -109,9 +116,10 @@ def follow(slot: str) -> Finished | None:
     with st.status(pending.label, expanded=True) as box:
         button.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
         label, stage = "", ""
+        queues = state.runs().queues
         while not ticket.wait(POLL_S):
-            if _waiting_label(ticket) != label:
-                label = _waiting_label(ticket)
+            if _waiting_label(ticket, queues) != label:
+                label = _waiting_label(ticket, queues)
                 box.update(label=label)
             if ticket.stage != stage and ticket.started is not None:
                 stage = ticket.stage

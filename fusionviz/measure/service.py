@@ -29,6 +29,8 @@ from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.session import NaiveResult, Session
 
+WARM_KEY = "warm"  # the key of a worker's warm-up in its device's line
+
 
 class _Run:
     """What every run holds: the configuration it measures, on the device it names."""
@@ -107,7 +109,7 @@ class RunService:
     def warm(self, device: str) -> Ticket[float]:
         """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`): a first Run pressed while
         it runs waits behind work that run would have done itself."""
-        return self.queues.submit("warm", device, lambda worker, _progress: warm_worker(worker, device))
+        return self.queues.submit(WARM_KEY, device, lambda worker, _progress: warm_worker(worker, device))
 
     def shared(self, key: str) -> Any:
         """The complete result of `key` kept for everyone, or None."""

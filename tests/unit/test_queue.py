@@ -15,8 +15,10 @@ import streamlit as st
 from fusionviz.errors import FusionvizError
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues
+from fusionviz.measure.service import WARM_KEY
 from fusionviz.measure.worker import Cancelled, Worker
 from ui import state
+from ui.backend import _waiting_label
 
 
 @pytest.fixture
@@ -140,3 +142,20 @@ def test_the_app_keeps_its_one_set_of_queues_when_streamlit_caches_are_cleared()
     st.cache_resource.clear()
     st.cache_data.clear()
     assert state.runs() is first and state.runs().queues is first.queues
+
+
+def test_a_run_behind_the_warm_up_says_what_the_warm_up_pays_for(queues: DeviceQueues) -> None:
+    gate = threading.Event()
+    warming = queues.submit(WARM_KEY, "cpu", held(gate))
+    until(lambda: warming.state == "running")
+    run = queues.submit("session", "cpu", held(gate))
+    assert _waiting_label(run, queues).startswith("1st in line for cpu, behind the compiler's warm-up (")
+    gate.set()
+    assert run.wait(5)
+    other = threading.Event()
+    first = queues.submit("first", "cpu", held(other))
+    until(lambda: first.state == "running")
+    second = queues.submit("second", "cpu", held(other))
+    assert _waiting_label(second, queues).startswith("1st in line for cpu · ")
+    other.set()
+    assert second.wait(5)
