@@ -16,7 +16,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from fusionviz.errors import ConfigError, FusionvizError, WorkerError
@@ -68,30 +68,52 @@ def timing_core(device: str) -> int:
     return allowed[-1 - index % len(allowed)]
 
 
-@contextlib.contextmanager
-def _timing_workers(count: int, cache_dir: str | None, core: int | None,
-                    device: str) -> Iterator[Callable[[], list[Worker]]]:
-    """`count` fresh workers, started at once so that their torch imports, and what any compile pays before
-    its own work (`WarmJob`), overlap the capture. Yields a call that returns them once every one is warm, so
-    that no warm-up runs beside a timing. They share the capture's Inductor cache, so their compiles are cache
-    hits. With a `core` (GPU runs) each runs on that core from its start, so its memory is allocated local to
-    it: pinned only while timing, processes' medians still differed by up to 1.6x on the H200 machine, while a
-    script pinned from its start agreed with the fastest of them."""
-    workers = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) for _ in range(count)]
-    pool = ThreadPoolExecutor(max_workers=max(count, 1), thread_name_prefix="fusionviz-warm")
-    warming = [pool.submit(_warm, w, device) for w in workers]
+class _TimingWorkers:
+    """`count` fresh workers, started at once so that their torch imports overlap the capture. Their warm-ups
+    (what any compile pays before its own work, `WarmJob`) start when `begin` is called: once the capture's
+    worker reports its first stage, i.e. has finished what was ahead of it in its line. On a machine that never
+    compiled, that is the lab's warm-up building Inductor's C++ header and probing the CPU, which three warm-ups
+    started beside it slowed by 4-5 s on two cores, although they wait for its results. `warmed` returns them
+    once every one is warm, so that no warm-up runs beside a timing. They share the capture's Inductor cache, so
+    their compiles are cache hits. With a `core` (GPU runs) each runs on that core from its start, so its memory
+    is allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the
+    H200 machine, while a script pinned from its start agreed with the fastest of them."""
 
-    def warmed() -> list[Worker]:
-        for future in warming:
+    def __init__(self, count: int, cache_dir: str | None, core: int | None, device: str) -> None:
+        self.workers = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) for _ in range(count)]
+        for w in self.workers:
+            w.start()
+        self._device = device
+        self._pool = ThreadPoolExecutor(max_workers=max(count, 1), thread_name_prefix="fusionviz-warm")
+        self._warming: list[Future[None]] = []
+        self._lock = threading.Lock()
+
+    def begin(self) -> None:
+        """Start the warm-ups, once (later calls do nothing)."""
+        with self._lock:
+            if not self._warming:
+                self._warming = [self._pool.submit(_warm, w, self._device) for w in self.workers]
+
+    def warmed(self) -> list[Worker]:
+        self.begin()
+        for future in self._warming:
             future.result()
-        return workers
+        return self.workers
 
-    try:
-        yield warmed
-    finally:
-        for w in workers:  # first, so that a warm-up still running ends with its worker
+    def close(self) -> None:
+        for w in self.workers:  # first, so that a warm-up still running ends with its worker
             w.close()
-        pool.shutdown()
+        self._pool.shutdown()
+
+
+@contextlib.contextmanager
+def _timing_workers(count: int, cache_dir: str | None, core: int | None, device: str) -> Iterator[_TimingWorkers]:
+    """The timing workers of one run (`_TimingWorkers`), closed however the run ends."""
+    timers = _TimingWorkers(count, cache_dir, core, device)
+    try:
+        yield timers
+    finally:
+        timers.close()
 
 
 def _warm(worker: Worker, device: str) -> None:
@@ -160,7 +182,8 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
                 runs.append(ModeRun(mode=mode, status="not_applicable", error=reason))
                 continue
             try:
-                reply: ModeReply = _ask(chosen, ModeJob(config, mode), ModeReply, progress, config.timeout_s)
+                reply: ModeReply = _ask(chosen, ModeJob(config, mode), ModeReply, _then(timers.begin, progress),
+                                        config.timeout_s)
             except WorkerError as exc:
                 runs.append(ModeRun(mode=mode, status="error", error=str(exc)))
                 continue
@@ -174,11 +197,20 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
                                            config.timeout_s)
             naive = reply_naive.naive
-        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers())] if ran else []
+        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers.warmed())] if ran else []
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),
                    runs=runs, timing=timing, naive=naive, ceilings=ceilings, source="live")
+
+
+def _then(first: Callable[[], None], progress: Progress | None) -> Progress:
+    """`progress`, calling `first` before each stage it passes on."""
+    def told(stage: str) -> None:
+        first()
+        if progress is not None:
+            progress(stage)
+    return told
 
 
 def _ceilings(worker: Worker, config: RunConfig, redo: bool, progress: Progress | None) -> Ceilings | None:
