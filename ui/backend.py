@@ -12,8 +12,7 @@ import streamlit as st
 
 from fusionviz.charts.registry import VIEWS
 from fusionviz.errors import FusionvizError, SessionFileError, TalkFileError, WorkerError
-from fusionviz.measure.queue import DeviceQueues
-from fusionviz.measure.service import WARM_KEY, Device, Run, Ticket, complete
+from fusionviz.measure.service import WARM_KEY, Device, DeviceQueues, Run, Ticket, complete
 from fusionviz.records.files import open_file
 from fusionviz.records.job import TRACE_SUFFIXES, Job, read_job, read_uploaded_job
 from fusionviz.records.limits import read_file

@@ -23,7 +23,7 @@ from fusionviz.lru import LRU
 from fusionviz.measure.client import list_devices, run_naive, run_session, run_sweep_session, warm_worker
 from fusionviz.measure.protocol import Device as Device  # re-exported: the app's fallback when none are listed
 from fusionviz.measure.protocol import Progress
-from fusionviz.measure.queue import DeviceQueues
+from fusionviz.measure.queue import DeviceQueues as DeviceQueues  # re-exported: what the app's progress box reads
 from fusionviz.measure.queue import Ticket as Ticket  # re-exported: what the app follows
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest
