@@ -89,8 +89,8 @@ def _ordinal(n: int) -> str:
 
 def _waiting_label(ticket: Ticket[Any], queues: DeviceQueues) -> str:
     """Where the run stands: its place in line (and, behind the worker's warm-up, what that pays for: on a
-    machine that never compiled, 15–20 s of g++ a first Run would wait for unexplained), or its latest stage,
-    with the seconds it has spent there."""
+    machine that never compiled, the 15–20 s a first Run waits there), or its latest stage, with the seconds it
+    has spent there."""
     now, position = time.monotonic(), ticket.position()
     if position:
         ahead = queues.running(ticket.device)
@@ -117,8 +117,8 @@ def follow(slot: str) -> Finished | None:
         label, stage = "", ""
         queues = state.runs().queues
         while not ticket.wait(POLL_S):
-            if _waiting_label(ticket, queues) != label:
-                label = _waiting_label(ticket, queues)
+            if (now := _waiting_label(ticket, queues)) != label:
+                label = now
                 box.update(label=label)
             if ticket.stage != stage and ticket.started is not None:
                 stage = ticket.stage

@@ -143,8 +143,8 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
                       format_func=lambda v: VIEWS[v].label)
     shown_view, mode = VIEWS[view], None
     compiled = [r.mode for r in report.drawable if r.mode != "eager"]
-    if _mode_choices(view, compiled):
-        mode = mode_col.selectbox("Compiled mode", _mode_choices(view, compiled), key=f"present_mode_{view}",
+    if offered := _mode_choices(view, compiled):
+        mode = mode_col.selectbox("Compiled mode", offered, key=f"present_mode_{view}",
                                   format_func=lambda m: m or "every mode")
     seconds = 4.0
     if shown_view.animated:

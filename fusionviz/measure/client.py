@@ -72,8 +72,9 @@ class _TimingWorkers:
     """`count` fresh workers, started at once so that their torch imports overlap the capture. Their warm-ups
     (what any compile pays before its own work, `WarmJob`) start when `begin` is called: once the capture's
     worker reports its first stage, i.e. has finished what was ahead of it in its line. On a machine that never
-    compiled, that is the lab's warm-up building Inductor's C++ header and probing the CPU, which three warm-ups
-    started beside it slowed by 4-5 s on two cores, although they wait for its results. `warmed` returns them
+    compiled, that is the lab's warm-up building Inductor's C++ header and probing the CPU: with three warm-ups
+    beside it, which wait for its results but preprocess the header each, it took 23.1 s on two cores, alone
+    16.5 s. `warmed` returns them
     once every one is warm, so that no warm-up runs beside a timing. They share the capture's Inductor cache, so
     their compiles are cache hits. With a `core` (GPU runs) each runs on that core from its start, so its memory
     is allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the
@@ -101,19 +102,10 @@ class _TimingWorkers:
         return self.workers
 
     def close(self) -> None:
+        """End every worker and the warm-up threads (`contextlib.closing` calls it however the run ends)."""
         for w in self.workers:  # first, so that a warm-up still running ends with its worker
             w.close()
         self._pool.shutdown()
-
-
-@contextlib.contextmanager
-def _timing_workers(count: int, cache_dir: str | None, core: int | None, device: str) -> Iterator[_TimingWorkers]:
-    """The timing workers of one run (`_TimingWorkers`), closed however the run ends."""
-    timers = _TimingWorkers(count, cache_dir, core, device)
-    try:
-        yield timers
-    finally:
-        timers.close()
 
 
 def _warm(worker: Worker, device: str) -> None:
@@ -174,8 +166,9 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
     environment: Environment | None = None
     runs: list[ModeRun] = []
     with _worker_for(worker, cold=config.cold_compile) as chosen, \
-            _timing_workers(config.processes, chosen.cache_dir,
-                            timing_core(config.device) if config.is_cuda else None, config.device) as timers:
+            contextlib.closing(_TimingWorkers(config.processes, chosen.cache_dir,
+                                              timing_core(config.device) if config.is_cuda else None,
+                                              config.device)) as timers:
         for mode in config.modes:
             reason = not_applicable_reason(config, mode)
             if reason:
