@@ -4,6 +4,7 @@ presentation mode and the full report, for any session on screen (recorded, uplo
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import streamlit as st
@@ -15,16 +16,18 @@ from fusionviz.analysis.summary import SUMMARY_COLUMNS
 from fusionviz.analysis.timing import Verdict
 from fusionviz.analysis.verdict import spread_words
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
+from fusionviz.charts.export import camera_options
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import view_problem
+from fusionviz.charts.views import scene_caption, view_problem
 from fusionviz.records.session import Session
-from ui import on_screen, sections, state, story, tables, timeline_view, views_ahead
+from ui import on_screen, sections, served_views, state, story, tables, timeline_view
 from ui.memo import memo
-from ui.presentation import presentation_only
+from ui.plotly_view import Picker
+from ui.presentation import key_class, presentation_only
 from ui.text import plain
 
 # a session's views; a crossover grid's heat map besides
@@ -32,6 +35,8 @@ PRESENTED = views_needing("runs", "sources", "timing", "naive")
 GRID = "grid"  # also the heat map's chart key at the desk, which the click callback reads
 PRESENT_GRID = "present_grid"  # the presentation's heat map, on the page beside the desk's (hidden in turn)
 LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
+PLOT_KEY = "present_view_plot"  # the presentation's plot, for every view but the animation and the heat map
+AHEAD = 2  # views fetched ahead in the browser past the one on screen while presenting
 # A speedup's arrow and colour by its verdict, named rather than left to Streamlit's sign rule: the delta is a
 # word ("slower (0.53–0.64×)"), which reads as positive, so "normal" painted a slower mode green.
 VERDICT_LOOKS: dict[Verdict, tuple[Literal["up", "down", "off"], Literal["green", "red", "gray"]]] = {
@@ -155,17 +160,41 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     else:
         # One plot for every view but the animation (Streamlit's own chart): a switch redraws it in place, where a
         # plot of each view's own was mounted anew (0.05-0.1 s of the browser's time per switch).
-        shown, key, on_click = report, f"present_{view}" if shown_view.animated else "present_view_plot", None
-    story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click)
-    if grid is None:  # the next views, while this one is talked over (at the desk, where it is drawn hidden,
-        # the next one: the toggle shows this view without a rerun of it)
-        picked = {v: st.session_state.get(f"present_mode_{v}", choices[0])
-                  for v in views if (choices := _mode_choices(v, compiled))}
-        views_ahead.build_next(report, views, view, settings, LAB_CHART_PX, picked,
-                               ahead=views_ahead.AHEAD if state.presentation() else 1)
+        shown, key, on_click = report, f"present_{view}" if shown_view.animated else PLOT_KEY, None
+    picker = _picker(report, views, view, settings, compiled) if key == PLOT_KEY else None
+    story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click,
+                    picker=picker)
     with st.sidebar, presentation_only("lab_slide"):
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
+
+
+def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str]) -> Picker:
+    """The view picker as the browser switches it (ui/served_views.py): every view offered that draws on the
+    presentation's plot, in the mode its own picker holds, and the next views fetched ahead, while this one is
+    talked over (at the desk, where the plot is drawn hidden, the next one: the toggle shows this view without
+    a run)."""
+    offered: dict[str, dict[str, Any]] = {}
+    for view in views:
+        choices = _mode_choices(view, compiled)
+        mode = st.session_state.get(f"present_mode_{view}") if choices else None
+        mode = mode if mode in choices else (choices[0] if choices else None)
+        if VIEWS[view].animated or view_problem(report, view, mode):
+            continue
+        offered[VIEWS[view].label] = {
+            "url": served_views.offer(report, view, settings, mode, LAB_CHART_PX),
+            "caption": story.caption_html(scene_caption(report, None, view, mode), PLOT_KEY),
+            "config": camera_options(settings, story.slide_name(report, view))}
+    ahead = [VIEWS[v].label for v in next_views(views, shown, AHEAD if state.presentation() else 1)]
+    return Picker(key_class("present_view"), PLOT_KEY, offered, [label for label in ahead if label in offered])
+
+
+def next_views(views: Sequence[str], shown: str, ahead: int) -> list[str]:
+    """The `ahead` views after `shown` in the order offered, wrapping round to the first."""
+    if shown not in views:
+        return list(views[:ahead])
+    at = list(views).index(shown)
+    return [views[(at + step) % len(views)] for step in range(1, min(ahead, len(views) - 1) + 1)]
 
 
 def _mode_choices(view: str, compiled: list[str]) -> list[str | None]:

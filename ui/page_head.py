@@ -25,6 +25,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+VIEW_PREFIX = "fusionviz-view-"  # the names of ui/served_views.py, which imports the pages' modules
 UMD_HEAD = '} (typeof self !== "undefined" ? self : this, () => {\n'  # plotly.js's UMD wrapper, opened
 UMD_TAIL = "\nreturn Plotly;\n}));"  # and closed
 
@@ -66,8 +67,8 @@ def head_lines() -> bytes:
 
 
 class PageHead:
-    """ASGI middleware: answers for plotly.js (`plotly_name`) under any path prefix, and adds `head_lines` to
-    every HTML response."""
+    """ASGI middleware: answers for plotly.js (`plotly_name`) and for the presentation's views
+    (ui/served_views.py) under any path prefix, and adds `head_lines` to every HTML response."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -75,8 +76,10 @@ class PageHead:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
-        elif scope["path"].rsplit("/", 1)[-1] == plotly_name():
+        elif (name := scope["path"].rsplit("/", 1)[-1]) == plotly_name():
             await self._plotly(scope, send)
+        elif name.startswith(VIEW_PREFIX):
+            await self._view(name, scope, send)
         else:
             await self.app(scope, receive, _HeadAdder(send) if scope["method"] == "GET" else send)
 
@@ -86,6 +89,18 @@ class PageHead:
         headers = [(b"content-type", b"text/javascript; charset=utf-8"), (b"content-length", b"%d" % len(body)),
                    (b"cache-control", b"public, max-age=31536000, immutable")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+    @staticmethod
+    async def _view(name: str, scope: Scope, send: Send) -> None:
+        from ui import served_views  # the pages' modules: imported with the first page, not with the server
+
+        figure = await served_views.answer(name) if served_views.is_served(name) else None
+        body = b"" if figure is None else figure.encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)),
+                   (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 404 if figure is None else 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 

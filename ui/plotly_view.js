@@ -97,6 +97,61 @@ function schedule(plot) {
   if (queue.length === 1) setTimeout(pump, 0);
 }
 
+// A view picker the plot follows in the browser (data.picker, ui/served_views.py): a click on one of its options
+// draws that view's figure, fetched ahead or now, and its caption at once; the fragment's run that the click
+// starts sends the same figure, which then redraws nothing. A figure that arrives after the picker moved on,
+// or after the run drew the view, is dropped.
+const pickers = new Map();  // the picker's CSS class -> the plot that follows it
+const fetched = new Map();  // a view's URL -> its figure's JSON (a promise), the most recent last
+const FETCHED = 32;
+function fetchView(url) {
+  if (!fetched.has(url)) {
+    const text = fetch(new URL(url, document.baseURI)).then((r) => (r.ok ? r.text() : null)).catch(() => null);
+    fetched.set(url, text);
+    text.then((t) => { if (t === null) fetched.delete(url); });
+    if (fetched.size > FETCHED) fetched.delete(fetched.keys().next().value);
+  }
+  return fetched.get(url);
+}
+// A click on an option, taken from the label clicked: Streamlit's radio checks its input from its own state, with
+// no change event for it.
+function onPick(event) {
+  const option = event.target instanceof Element && event.target.closest("label");
+  if (!option) return;
+  for (const [radio, plot] of pickers) {
+    if (!option.closest(`.${radio}`) || !plot.isConnected) continue;
+    const label = option.innerText.trim();
+    plot.fusionvizPicked = label;
+    const view = plot.fusionvizPicker.views[label];
+    if (!view) return;
+    fetchView(view.url).then((figure) => {
+      if (figure === null || plot.fusionvizPicked !== label || !plot.isConnected) return;
+      const shown = show(plot, figure, view.config, null);
+      const caption = shown && document.querySelector(`[data-fv-caption="${plot.fusionvizPicker.caption}"]`);
+      if (caption) caption.outerHTML = view.caption;
+    });
+  }
+}
+function follow(plot, picker) {
+  if (!pickers.size) document.addEventListener("click", onPick, true);
+  plot.fusionvizPicker = picker;
+  pickers.set(picker.radio, plot);
+  requestIdleCallback(() => picker.ahead.forEach((label) => fetchView(picker.views[label].url)), { timeout: 1000 });
+}
+
+// The figure (Plotly JSON) on the plot, drawn in its turn; false where the plot shows it already.
+function show(plot, figureJson, config, present) {
+  const sent = JSON.stringify([figureJson, config, present]);
+  if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return false;
+  const figure = JSON.parse(figureJson);
+  plot.fusionvizShown = { data: figure.data, layout: figure.layout, config, sent,
+    present: present ? { layout: JSON.parse(present.layout), config: present.config } : null };
+  // A plot the page hides (the lab's presentation view at the desk, or its desk while presenting) is drawn
+  // when it is shown, at the width it is shown at: drawn hidden, it took a first visit's time twice.
+  schedule(plot);
+  return true;
+}
+
 export default function ({ data, parentElement, setTriggerValue }) {
   let plot = parentElement.querySelector(".fusionviz-plot");
   if (!plot) {
@@ -112,15 +167,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
       setTimeout(draw, 10);
       return;
     }
-    // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows) keeps it.
-    const sent = JSON.stringify([data.figure, data.config, data.present]);
-    if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return;
-    const figure = JSON.parse(data.figure);
-    plot.fusionvizShown = { data: figure.data, layout: figure.layout, config: data.config, sent,
-      present: data.present ? { layout: JSON.parse(data.present.layout), config: data.present.config } : null };
-    // A plot the page hides (the lab's presentation view at the desk, or its desk while presenting) is drawn
-    // when it is shown, at the width it is shown at: drawn hidden, it took a first visit's time twice.
-    schedule(plot);
+    if (data.picker) follow(plot, data.picker);
+    // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows, or the
+    // view a picker's click drew) keeps it.
+    show(plot, data.figure, data.config, data.present);
     if (!plot.fusionvizWatched) {
       plot.fusionvizWatched = true;
       // Shown, or its width changed without a window resize (the sidebar folds away in presentation mode):

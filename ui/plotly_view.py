@@ -12,6 +12,7 @@ page's timeline would have depended on what it drew first.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,15 +57,29 @@ class Presented:
         return cls(to_json_plotly(layout), config)
 
 
+@dataclass(frozen=True)
+class Picker:
+    """A view picker (a radio) the plot follows in the browser, ahead of the server's run (ui/served_views.py):
+    `radio`, the picker's CSS class; `views`, for each option's label, the URL of its figure, its caption's HTML
+    (the element marked `data-fv-caption="<caption>"`, which it replaces) and its config; `ahead`, the labels
+    fetched in the browser's idle time."""
+
+    radio: str
+    caption: str
+    views: dict[str, dict[str, Any]]
+    ahead: list[str]
+
+
 def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,
-                on_box: Callable[[], None] | None = None) -> dict[str, Any] | None:
+                on_box: Callable[[], None] | None = None, picker: Picker | None = None) -> dict[str, Any] | None:
     """The figure (Plotly JSON) on a plot kept under `key`, with its `present` layout in presentation mode
     (plotly.js comes with the page, ui/page_head.py). Returns the point clicked in the run this one answers, if
     any, as its customdata by field name (a trace names them in its meta, `charts.customdata.Fields`); `on_box`
     runs before the rerun a box drawn on the plot starts (it reads the box with `state.drawn_box(key)`, see
-    `box_of`)."""
+    `box_of`); the plot follows `picker` in the browser."""
     shown = {"layout": present.layout_json, "config": present.config} if present else None
-    result = _PLOT(key=key, data={"figure": figure_json, "config": config, "present": shown},
+    follows = dataclasses.asdict(picker) if picker else None
+    result = _PLOT(key=key, data={"figure": figure_json, "config": config, "present": shown, "picker": follows},
                    on_click_change=lambda: None, on_box_change=on_box or (lambda: None))
     click = result.get("click") if result else None
     return click if isinstance(click, dict) else None

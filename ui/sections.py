@@ -18,7 +18,7 @@ from fusionviz.charts.style import ChartSettings, restyled_layout
 from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view
 from ui.memo import memo
-from ui.plotly_view import Presented, figure_json, plotly_view
+from ui.plotly_view import Picker, Presented, figure_json, plotly_view
 from ui.text import plain
 
 
@@ -50,7 +50,7 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
 
 
 def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None,
-          settings: ChartSettings | None = None, name: str | None = None) -> Any:
+          settings: ChartSettings | None = None, name: str | None = None, picker: Picker | None = None) -> Any:
     """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
     1920 × 1080 PNG. Drawn on a plot kept mounted (ui/plotly_view.py): a new figure under the same key is redrawn
     in place, and a page whose charts all are never loads Streamlit's own Plotly chart (on a first visit its
@@ -58,7 +58,7 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
     all). Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it is a
     callback: it reads the selection with `state.selected_points(key)`), and an animation plays its frames:
     those two are Streamlit's charts. `settings`, those the figure was drawn with, default to the page's mode;
-    `name`, the camera's file name, to `fusionviz-<key>`."""
+    `name`, the camera's file name, to `fusionviz-<key>`. A kept plot follows `picker` in the browser."""
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
     config = camera_options(settings, name or f"fusionviz-{key}")
@@ -69,7 +69,7 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
             return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
                                    selection_mode="points", config=config)
         return st.plotly_chart(fig, key=key, config=config)
-    return plotly_view(drawn_json(fig, stamp, settings), key, config)
+    return plotly_view(drawn_json(fig, stamp, settings), key, config, picker=picker)
 
 
 def drawn_json(fig: Any, stamp: str | None, settings: ChartSettings) -> str:

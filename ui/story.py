@@ -17,6 +17,7 @@ from fusionviz.charts.views import scene_caption, view_figure, view_problem
 from fusionviz.records.talk import Scene, Talk
 from ui import sections, state
 from ui.memo import memo
+from ui.plotly_view import Picker
 from ui.text import plain
 
 # The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
@@ -42,30 +43,37 @@ CAPTION_EM_PER_CHAR = 0.52  # the widest a character of the page's font runs on 
 # than Source Sans' mean so that a caption of capitals and digits fits too)
 
 
-def caption_line(text: str) -> None:
+def caption_html(text: str, name: str) -> str:
     """One line of large text, so the chart never moves: a caption too long for the width it is given (the
     sidebar open) is set smaller to fit, in the container's width units, and ends in an ellipsis (whole on
-    hover) only past half size, where it was cut to its first words."""
+    hover) only past half size, where it was cut to its first words. Marked `data-fv-caption="<name>"`, for
+    a view picker that switches it in the browser (ui/plotly_view.py)."""
     fit = f"calc(100cqw / {max(len(text), 1) * CAPTION_EM_PER_CHAR:.1f})"
-    st.html(f'<div style="container-type: inline-size"><div title="{html.escape(text)}" style="font-size: '
-            f'clamp(0.8rem, {fit}, 1.6rem); line-height: 2.3rem; white-space: nowrap; overflow: hidden; '
-            f'text-overflow: ellipsis">{html.escape(text)}</div></div>')
+    return (f'<div data-fv-caption="{html.escape(name)}" style="container-type: inline-size"><div '
+            f'title="{html.escape(text)}" style="font-size: clamp(0.8rem, {fit}, 1.6rem); line-height: 2.3rem; '
+            f'white-space: nowrap; overflow: hidden; text-overflow: ellipsis">{html.escape(text)}</div></div>')
 
 
 def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
               zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
-              height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None) -> None:
+              height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None,
+              picker: Picker | None = None) -> None:
     """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
-    with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`); a
-    sentence instead where the session cannot show the view."""
+    with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`; the
+    plot follows `picker` in the browser); a sentence instead where the session cannot show the view."""
     problem = view_problem(report, view, mode)
     if problem:
         st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
-    caption_line(scene_caption(report, caption, view, mode))
+    st.html(caption_html(scene_caption(report, caption, view, mode), key))
     fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
     sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings,
-                   name=f"fusionviz-{report.session.config.model}-{view}")
+                   name=slide_name(report, view), picker=picker)
+
+
+def slide_name(report: Report, view: str) -> str:
+    """The file name a view's slide and its toolbar camera's PNG are saved under."""
+    return f"fusionviz-{report.session.config.model}-{view}"
 
 
 def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,
@@ -90,7 +98,7 @@ def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = N
                      report.source.stamp, settings)
 
     images = image_export_available()
-    name = f"fusionviz-{report.session.config.model}-{view}"
+    name = slide_name(report, view)
     png, svg, page, gif = st.columns(4)
     png.download_button("PNG", lambda: image_bytes(figure(), "png"), f"{name}.png", "image/png", key=f"{key}_png",
                         disabled=not images, width="stretch")

@@ -7,6 +7,7 @@ Uses Debian's /usr/bin/chromium through pip playwright (no browser download); sk
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -322,6 +324,46 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
     assert_nothing_below_the_fold(page)
     no_exceptions(page)
     page.screenshot(path=str(shots / "presentation-timeline.png"))
+    page.close()
+
+
+# The presentation's plot: its title and its caption, as shown.
+PRESENTED_VIEW = """() => {
+  const plot = document.querySelector('.st-key-fv_present_lab .js-plotly-plot');
+  const caption = document.querySelector('[data-fv-caption="present_view_plot"]');
+  return plot && plot.checkVisibility() && caption
+      && {title: plot.querySelector('.gtitle')?.textContent || '', caption: caption.innerText};
+}"""
+
+
+def test_the_presentation_switches_views_in_the_browser(server: str, browser: Browser) -> None:
+    """A click on the presentation's view picker draws the view and its caption without the server: they are
+    on screen with every message from the browser to the server held back from the click on."""
+    page = browser.new_page(viewport=SLIDE)
+    held = [False]
+
+    def hold(ws: Any) -> None:
+        server_side = ws.connect_to_server()
+        ws.on_message(lambda message: None if held[0] else server_side.send(message))
+
+    page.route_web_socket(re.compile(r".*/_stcore/stream"), hold)
+    page.goto(server)
+    page.get_by_text("Source of data: Recorded library").wait_for(timeout=120_000)
+    settle(page)
+    page.get_by_text("Presentation").click()
+    settle(page)
+    before = page.wait_for_function(PRESENTED_VIEW, timeout=30_000).json_value()
+    assert before["title"] and not before["title"].startswith("Kernel timeline")
+    page.wait_for_timeout(1500)  # the next view fetched ahead, in the browser's idle time
+    held[0] = True
+    page.locator(".st-key-present_view").get_by_text("Timeline", exact=True).click()
+    after = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title?.startsWith('Kernel timeline') "
+                                   f"&& ({PRESENTED_VIEW})()", timeout=10_000).json_value()
+    assert after["caption"] and after["caption"] != before["caption"]
+    # A view not fetched ahead is fetched at the click.
+    page.locator(".st-key-present_view").get_by_text(VIEWS["roofline"].label, exact=True).click()
+    page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title !== {after['title']!r}", timeout=10_000)
+    no_exceptions(page)
     page.close()
 
 

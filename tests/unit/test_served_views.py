@@ -1,0 +1,71 @@
+"""ui.served_views and the middleware that answers for it: the presentation's views by URL, the same JSON to the
+byte as a run sends the plot, and nothing for a name never offered or a session gone."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fusionviz.analysis.report import Report, digest
+from fusionviz.charts.style import ChartSettings
+from fusionviz.records.files import open_path
+from ui import sections, served_views, story
+from ui.lab import LAB_CHART_PX, next_views
+from ui.page_head import PageHead
+
+MLP = Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz"
+SETTINGS = ChartSettings.presentation()
+
+
+@pytest.fixture
+def report() -> Report:
+    session = open_path(MLP)
+    return Report(session, digest(session))  # one of its own (not `analyse`'s): the caches are kept per report
+
+
+def get(path: str) -> tuple[int, bytes]:
+    """The middleware's answer to a GET of `path`, with an app behind it that must not be asked."""
+    sent: list[dict[str, Any]] = []
+
+    async def app(*_: Any) -> None:
+        raise AssertionError("passed on to Streamlit")
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(PageHead(app)({"type": "http", "method": "GET", "path": path}, receive, send))
+    return sent[0]["status"], sent[1]["body"]
+
+
+def test_the_next_views_follow_the_one_shown_in_order_wrapping_round() -> None:
+    views = ["verdict", "timeline", "collapse", "latency"]
+    assert next_views(views, "verdict", 1) == ["timeline"]
+    assert next_views(views, "collapse", 2) == ["latency", "verdict"]
+    assert next_views(views[:2], "timeline", 2) == ["verdict"]  # never the view shown
+    assert next_views(views, "grid", 2) == ["verdict", "timeline"]
+
+
+def test_a_view_is_served_as_the_run_sends_it(report: Report) -> None:
+    name = served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX)
+    assert served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX) == name  # fetched once per view
+    assert served_views.offer(report, "verdict", SETTINGS, None, LAB_CHART_PX) != name
+    status, body = get(f"/some/page/{name}")
+    fig = story.kept_figure(report, "timeline", SETTINGS, mode=None, height=LAB_CHART_PX)
+    assert status == 200 and body.decode() == sections.drawn_json(fig, report.source.stamp, SETTINGS)
+    assert "Kernel timeline" in body.decode()
+
+
+def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
+    assert get(f"/{served_views.PREFIX}not-offered.json") == (404, b"")
+    session = open_path(MLP)
+    name = served_views.offer(Report(session, digest(session)), "verdict", SETTINGS, None, LAB_CHART_PX)
+    del session
+    gc.collect()
+    assert get(f"/{name}") == (404, b"")

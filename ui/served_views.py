@@ -1,0 +1,77 @@
+"""The presentation's views served by URL, so that the browser switches views without a run of the server.
+
+A view switch in presentation mode waited for the fragment's round trip (0.05-0.14 s from the click to its run's
+start, up to 0.09 s of run) before the browser began redrawing the plot (0.1 s), 0.29-0.34 s in all on the
+benchmark machine (benchmarks/RESULTS.md). The presentation's plot now carries, for each view its picker offers,
+the view's caption and a URL of its figure (`offer`); the browser fetches the next views in its idle time and, on
+a click of the picker, draws the picked one at once while the fragment's run, which sends the same figure,
+follows (ui/plotly_view.js). The figure is built when first asked for, by whichever comes first, the browser or a
+run, and the other gets the same JSON (ui/memo.py): the two agree to the byte, so the run's answer redraws
+nothing.
+
+`PageHead` (ui/page_head.py), the app's middleware, answers these URLs; a name is random, kept for the
+`KEPT` most recent views offered, and points at the report through a weak reference, so an answer never keeps
+a session alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from fusionviz.analysis.report import Report
+from fusionviz.charts.style import ChartSettings
+from fusionviz.lru import LRU
+from ui import sections, story
+from ui.page_head import VIEW_PREFIX as PREFIX
+
+KEPT = 256  # views offered, most recently first: every presented view of a few sessions, modes and sizes
+_NAMES: LRU[tuple[Any, ...], str] = LRU(KEPT)
+
+
+@dataclass(frozen=True)
+class _Offered:
+    report: weakref.ref[Report]
+    view: str
+    settings: ChartSettings
+    mode: str | None
+    height: int
+
+    def figure_json(self) -> str | None:
+        """What the presentation's plot is sent for this view (`sections.drawn_json` of `story.kept_figure`),
+        or None once its session is gone."""
+        report = self.report()
+        if report is None:
+            return None
+        fig = story.kept_figure(report, self.view, self.settings, mode=self.mode, height=self.height)
+        return sections.drawn_json(fig, report.source.stamp, self.settings)
+
+
+_OFFERED: LRU[str, _Offered] = LRU(KEPT)
+
+
+def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int) -> str:
+    """The name (relative to the page's URL) the view's figure is served under: the same for the same report,
+    view, settings, mode and height while it is kept."""
+    key = (id(report), view, settings, mode, height)
+    name = _NAMES.get(key)
+    offered = _OFFERED.get(name) if name else None
+    if name is None or offered is None or offered.report() is not report:
+        name = f"{PREFIX}{secrets.token_urlsafe(16)}.json"
+        _NAMES.put(key, name)
+        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height))
+    return name
+
+
+def is_served(name: str) -> bool:
+    return name.startswith(PREFIX) and name.endswith(".json")
+
+
+async def answer(name: str) -> str | None:
+    """The figure JSON under `name`, built in a thread of its own (the server's event loop answers the
+    browser meanwhile); None for a name never offered or no longer kept."""
+    offered = _OFFERED.get(name)
+    return None if offered is None else await asyncio.to_thread(offered.figure_json)
