@@ -186,7 +186,8 @@ def _picker(report: Report, views: list[str], shown: str, settings: ChartSetting
             "caption": story.caption_html(scene_caption(report, None, view, mode), PLOT_KEY),
             "config": camera_options(settings, story.slide_name(report, view))}
     ahead = [VIEWS[v].label for v in next_views(views, shown, AHEAD if state.presentation() else 1)]
-    return Picker(key_class("present_view"), PLOT_KEY, offered, [label for label in ahead if label in offered])
+    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label,
+                  [label for label in ahead if label in offered])
 
 
 def next_views(views: Sequence[str], shown: str, ahead: int) -> list[str]:

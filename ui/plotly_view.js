@@ -104,12 +104,15 @@ function schedule(plot) {
 const pickers = new Map();  // the picker's CSS class -> the plot that follows it
 const fetched = new Map();  // a view's URL -> its figure's JSON (a promise), the most recent last
 const FETCHED = 32;
+function keep(url, text) {
+  fetched.set(url, text);
+  if (fetched.size > FETCHED) fetched.delete(fetched.keys().next().value);
+}
 function fetchView(url) {
   if (!fetched.has(url)) {
     const text = fetch(new URL(url, document.baseURI)).then((r) => (r.ok ? r.text() : null)).catch(() => null);
-    fetched.set(url, text);
+    keep(url, text);
     text.then((t) => { if (t === null) fetched.delete(url); });
-    if (fetched.size > FETCHED) fetched.delete(fetched.keys().next().value);
   }
   return fetched.get(url);
 }
@@ -132,8 +135,11 @@ function onPick(event) {
     });
   }
 }
-function follow(plot, picker) {
+// The figure a run drew is kept as its view's: a switch back to it fetches nothing.
+function follow(plot, picker, figure) {
   if (!pickers.size) document.addEventListener("click", onPick, true);
+  const shown = picker.views[picker.shown];
+  if (shown && !fetched.has(shown.url)) keep(shown.url, Promise.resolve(figure));
   plot.fusionvizPicker = picker;
   pickers.set(picker.radio, plot);
   requestIdleCallback(() => picker.ahead.forEach((label) => fetchView(picker.views[label].url)), { timeout: 1000 });
@@ -167,7 +173,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
       setTimeout(draw, 10);
       return;
     }
-    if (data.picker) follow(plot, data.picker);
+    if (data.picker) follow(plot, data.picker, data.figure);
     // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows, or the
     // view a picker's click drew) keeps it.
     show(plot, data.figure, data.config, data.present);

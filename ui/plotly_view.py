@@ -61,12 +61,13 @@ class Presented:
 class Picker:
     """A view picker (a radio) the plot follows in the browser, ahead of the server's run (ui/served_views.py):
     `radio`, the picker's CSS class; `views`, for each option's label, the URL of its figure, its caption's HTML
-    (the element marked `data-fv-caption="<caption>"`, which it replaces) and its config; `ahead`, the labels
-    fetched in the browser's idle time."""
+    (the element marked `data-fv-caption="<caption>"`, which it replaces) and its config; `shown`, the label of
+    the view the plot is sent; `ahead`, the labels fetched in the browser's idle time."""
 
     radio: str
     caption: str
     views: dict[str, dict[str, Any]]
+    shown: str
     ahead: list[str]
 
 

@@ -340,7 +340,7 @@ def test_the_presentation_switches_views_in_the_browser(server: str, browser: Br
     """A click on the presentation's view picker draws the view and its caption without the server: they are
     on screen with every message from the browser to the server held back from the click on."""
     page = browser.new_page(viewport=SLIDE)
-    held = [False]
+    held, fetched = [False], []
 
     def hold(ws: Any) -> None:
         server_side = ws.connect_to_server()
@@ -360,9 +360,14 @@ def test_the_presentation_switches_views_in_the_browser(server: str, browser: Br
     after = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title?.startsWith('Kernel timeline') "
                                    f"&& ({PRESENTED_VIEW})()", timeout=10_000).json_value()
     assert after["caption"] and after["caption"] != before["caption"]
-    # A view not fetched ahead is fetched at the click.
+    # A view not fetched ahead is fetched at the click; the view the server drew is kept in the browser.
     page.locator(".st-key-present_view").get_by_text(VIEWS["roofline"].label, exact=True).click()
     page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title !== {after['title']!r}", timeout=10_000)
+    page.on("request", lambda r: fetched.append(r.url) if "fusionviz-view-" in r.url else None)
+    page.locator(".st-key-present_view").get_by_text(VIEWS["verdict"].label, exact=True).click()
+    back = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title === {before['title']!r} "
+                                  f"&& ({PRESENTED_VIEW})()", timeout=10_000).json_value()
+    assert back["caption"] == before["caption"] and fetched == []
     no_exceptions(page)
     page.close()
 
