@@ -7,16 +7,20 @@ per set; after that, a child Python per set in every fresh process. Only the fir
 Inductor picks: when it passes, the pick is that set whatever the others would say. So the first set is probed
 with Inductor's own check, and the others are taken as passing (`config.cpp.vec_isa_ok`), which they are never
 asked to prove because they are never picked. Anything that makes Inductor pick otherwise (`ATEN_CPU_CAPABILITY`,
-`config.cpp.simdlen`, a setting of `vec_isa_ok` already made) leaves Inductor's own probing in place."""
+`config.cpp.simdlen`, a setting of `vec_isa_ok` already made) leaves Inductor's own probing in place. The C++ header the kernels include is built while the set is probed
+(`cpp_header`)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import platform
 
 import torch._inductor.config
 from torch._inductor import cpu_vec_isa
+
+from fusionviz.measure import cpp_header
 
 
 @functools.cache
@@ -30,7 +34,10 @@ def probe_only_the_pick() -> str | None:
     listed = cpu_vec_isa.x86_isa_checker()
     candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list
                   if all(flag in listed for flag in str(isa).split())]
-    if not candidates or not candidates[0]:  # bool() is Inductor's probe of that set, cached on it
+    if not candidates:
+        return None
+    cpp_header.build_ahead(copy.copy(candidates[0]))  # on another core, while the set is probed
+    if not candidates[0]:  # bool() is Inductor's probe of that set, cached on it
         return None
     cpp.vec_isa_ok = True
     return str(candidates[0])

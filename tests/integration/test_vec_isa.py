@@ -50,3 +50,33 @@ def test_the_worker_probes_one_set_and_inductor_picks_the_same() -> None:
     assert len(heavy_ours) <= 1 and heavy_ours == heavy_inductor[:len(heavy_ours)]
     if ours["said"] is not None:
         assert heavy_ours == [ours["said"]]
+
+
+HEADER = """
+import copy, json, os
+import torch
+from fusionviz.measure import cpp_header
+from torch._inductor import cpu_vec_isa
+def built():
+    folder = cpp_header.header_dir()
+    return sorted(n for n in os.listdir(folder) if n.endswith(".gch")) if os.path.isdir(folder) else []
+before = built()
+thread = cpp_header.build_ahead(copy.copy(cpu_vec_isa.pick_vec_isa()))
+thread.join()
+ahead = built()
+torch.compile(lambda x: torch.relu(x) + 1)(torch.ones(8))
+print(json.dumps({"before": before, "ahead": ahead, "after": built(), "again": cpp_header.build_ahead(None) is None}))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine not in ("x86_64", "AMD64"), reason="the header's flags here are x86's")
+def test_the_header_built_ahead_is_the_one_inductor_includes() -> None:
+    """On a machine that never compiled (a fresh temporary folder), the header built ahead is the only one
+    there after a first compile: Inductor asked for it under the same name, and built no other."""
+    with tempfile.TemporaryDirectory(prefix="fusionviz-cpp-header-") as tmp:
+        out = subprocess.run([sys.executable, "-c", HEADER], check=True, capture_output=True, text=True, cwd=ROOT,
+                             env={**os.environ, "TMPDIR": tmp, "PYTHONPATH": str(ROOT)}, timeout=600)
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["before"] == [] and len(result["ahead"]) == 1
+    assert result["after"] == result["ahead"]
+    assert result["again"]  # built once: not again where one is there
