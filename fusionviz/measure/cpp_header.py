@@ -63,5 +63,5 @@ def _build(isa: VecISA) -> None:
         option = CppTorchDeviceOptions(compile_only=False, min_optimize=False, **command)
         line = CppBuilder(name="o", sources="i", BuildOption=option).get_command_line()
         codecache._precompile_header(header, line, min_optimize=False, **command)
-    except Exception:  # noqa: BLE001 (an internal API of Inductor's that may change: it builds the header itself)
+    except Exception:  # an internal API of Inductor's, which may change: Inductor then builds the header itself
         log.warning("could not build Inductor's C++ header ahead", exc_info=True)

@@ -7,8 +7,8 @@ per set; after that, a child Python per set in every fresh process. Only the fir
 Inductor picks: when it passes, the pick is that set whatever the others would say. So the first set is probed
 with Inductor's own check, and the others are taken as passing (`config.cpp.vec_isa_ok`), which they are never
 asked to prove because they are never picked. Anything that makes Inductor pick otherwise (`ATEN_CPU_CAPABILITY`,
-`config.cpp.simdlen`, a setting of `vec_isa_ok` already made) leaves Inductor's own probing in place. The C++ header the kernels include is built while the set is probed
-(`cpp_header`)."""
+`config.cpp.simdlen`, a setting of `vec_isa_ok` already made) leaves Inductor's own probing in place. The C++
+header the kernels include is built while the set is probed (`cpp_header`)."""
 
 from __future__ import annotations
 
