@@ -52,14 +52,15 @@ function pump() {
   else requestIdleCallback(stageNext, { timeout: 2000 });
 }
 
-// The presentation's plots, hidden at the desk, are drawn ahead in the page's idle time, one per idle period, at
-// the width and in the mode they are shown in, so that the toggle shows them drawn (0.25 s for the lab's verdict,
-// drawn when shown): their hidden sections are laid out for that drawing off the screen, at the width the main
-// block has once the sidebar has folded away.
+// The presentation's plots, hidden at the desk (and a view picker's views not on screen), are drawn ahead in the
+// page's idle time, one per idle period, at the width and in the mode they are shown in, so that the toggle (or
+// a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
+// sections are laid out for that drawing off the screen, at the width the main block has once the sidebar has
+// folded away.
 const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
 const plots = new Set();
 function stageNext() {
-  if (presenting() || queue.length) return;
+  if (queue.length) return;
   for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
   const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
     && plot.closest(PRESENTED_ONLY) && stale(plot, true));
@@ -74,8 +75,8 @@ function stage(plot) {
   const box = getComputedStyle(main);
   const folds = sidebar && sidebar.getAttribute("data-collapsed") !== "true" ? sidebar.offsetWidth : 0;
   const width = main.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight) + folds;
-  const hidden = [];  // the plot's hidden ancestors, outermost last
-  for (let at = plot.parentElement; at && at !== main; at = at.parentElement) {
+  const hidden = [];  // the plot and its ancestors that are hidden, outermost last
+  for (let at = plot; at && at !== main; at = at.parentElement) {
     if (getComputedStyle(at).display === "none") hidden.push([at, at.getAttribute("style")]);
   }
   if (!hidden.length) return;
@@ -97,11 +98,13 @@ function schedule(plot) {
   if (queue.length === 1) setTimeout(pump, 0);
 }
 
-// A view picker the plot follows in the browser (data.picker, ui/served_views.py): a click on one of its options
-// draws that view's figure, fetched ahead or now, and its caption at once; the fragment's run that the click
-// starts sends the same figure, which then redraws nothing. A figure that arrives after the picker moved on,
-// or after the run drew the view, is dropped.
-const pickers = new Map();  // the picker's CSS class -> the plot that follows it
+// A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot
+// of its own in the element, one shown: the next views' figures are fetched and drawn hidden in the browser's
+// idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing it first
+// if it was not ahead); the fragment's run that the click starts sends the same figure, which then redraws
+// nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the next run
+// offers under another URL (another session, mode or size) is dropped.
+const pickers = new Map();  // the picker's CSS class -> the element whose plots follow it
 const fetched = new Map();  // a view's URL -> its figure's JSON (a promise), the most recent last
 const FETCHED = 32;
 function keep(url, text) {
@@ -116,33 +119,79 @@ function fetchView(url) {
   }
   return fetched.get(url);
 }
+const viewPlots = (host) => [...host.querySelectorAll(":scope > .fusionviz-plot")];
+// The element's plot for the view `label`, made (hidden) where there is none.
+function viewPlot(host, label) {
+  let plot = viewPlots(host).find((p) => p.fusionvizView === label);
+  if (!plot) {
+    plot = newPlot(host, host.fusionvizSend);
+    plot.fusionvizView = label;
+    plot.style.display = "none";
+  }
+  return plot;
+}
+// The view's figure on its plot, as fetched from `url`.
+function load(host, label, url, figure) {
+  const view = host.fusionvizPicker.views[label];
+  const plot = viewPlot(host, label);
+  if (plot.fusionvizUrl === url) return plot;
+  plot.fusionvizUrl = url;
+  show(plot, figure, view.config, null);
+  return plot;
+}
+// The view's plot shown, the others hidden; with its caption, where the run has not drawn that.
+function reveal(host, label, caption = true) {
+  for (const plot of viewPlots(host)) plot.style.display = plot.fusionvizView === label ? "" : "none";
+  const shown = caption && document.querySelector(`[data-fv-caption="${host.fusionvizPicker.caption}"]`);
+  if (shown) shown.outerHTML = host.fusionvizPicker.views[label].caption;
+}
 // A click on an option, taken from the label clicked: Streamlit's radio checks its input from its own state, with
 // no change event for it.
 function onPick(event) {
   const option = event.target instanceof Element && event.target.closest("label");
   if (!option) return;
-  for (const [radio, plot] of pickers) {
-    if (!option.closest(`.${radio}`) || !plot.isConnected) continue;
+  for (const [radio, host] of pickers) {
+    if (!option.closest(`.${radio}`) || !host.isConnected) continue;
     const label = option.innerText.trim();
-    plot.fusionvizPicked = label;
-    const view = plot.fusionvizPicker.views[label];
+    host.fusionvizPicked = label;
+    const view = host.fusionvizPicker.views[label];
     if (!view) return;
+    const ready = viewPlots(host).find((p) => p.fusionvizView === label && p.fusionvizUrl === view.url);
+    if (ready) {
+      reveal(host, label);
+      return;
+    }
     fetchView(view.url).then((figure) => {
-      if (figure === null || plot.fusionvizPicked !== label || !plot.isConnected) return;
-      const shown = show(plot, figure, view.config, null);
-      const caption = shown && document.querySelector(`[data-fv-caption="${plot.fusionvizPicker.caption}"]`);
-      if (caption) caption.outerHTML = view.caption;
+      if (figure === null || !host.isConnected) return;
+      load(host, label, view.url, figure);
+      if (host.fusionvizPicked === label) reveal(host, label);
     });
   }
 }
-// The figure a run drew is kept as its view's: a switch back to it fetches nothing.
-function follow(plot, picker, figure) {
+// The run's view on its plot, shown; the plots of views no longer offered as they were, dropped; the next views
+// fetched and drawn hidden once the page is idle.
+function follow(host, picker, data) {
   if (!pickers.size) document.addEventListener("click", onPick, true);
-  const shown = picker.views[picker.shown];
-  if (shown && !fetched.has(shown.url)) keep(shown.url, Promise.resolve(figure));
-  plot.fusionvizPicker = picker;
-  pickers.set(picker.radio, plot);
-  requestIdleCallback(() => picker.ahead.forEach((label) => fetchView(picker.views[label].url)), { timeout: 1000 });
+  host.fusionvizPicker = picker;
+  host.fusionvizPicked = picker.shown;
+  pickers.set(picker.radio, host);
+  for (const plot of viewPlots(host)) {
+    const view = picker.views[plot.fusionvizView];
+    if (!view || view.url !== plot.fusionvizUrl) {
+      globalThis.fusionvizPlotly.purge(plot);
+      plot.remove();
+    }
+  }
+  const url = picker.views[picker.shown].url;
+  keep(url, Promise.resolve(data.figure));
+  load(host, picker.shown, url, data.figure);
+  reveal(host, picker.shown, false);
+  requestIdleCallback(() => picker.ahead.forEach((label) => {
+    const ahead = picker.views[label];
+    fetchView(ahead.url).then((figure) => {
+      if (figure !== null && host.isConnected && host.fusionvizPicker === picker) load(host, label, ahead.url, figure);
+    });
+  }), { timeout: 1000 });
 }
 
 // The figure (Plotly JSON) on the plot, drawn in its turn; false where the plot shows it already.
@@ -158,57 +207,60 @@ function show(plot, figureJson, config, present) {
   return true;
 }
 
-export default function ({ data, parentElement, setTriggerValue }) {
-  let plot = parentElement.querySelector(".fusionviz-plot");
-  if (!plot) {
-    plot = document.createElement("div");
-    plot.className = "fusionviz-plot";
-    plot.style.width = "100%";
-    parentElement.appendChild(plot);
-  }
-  plot.fusionvizSend = setTriggerValue;
+// A new plot in `host`, drawn when shown (or staged), resized when its width changes, redrawn when the mode does.
+function newPlot(host, send) {
+  const plot = document.createElement("div");
+  plot.className = "fusionviz-plot";
+  plot.style.width = "100%";
+  plot.fusionvizSend = send;
+  host.appendChild(plot);
   plots.add(plot);
+  // Shown, or its width changed without a window resize (the sidebar folds away in presentation mode): drawn at
+  // once if it is stale, else resized once the width has settled, not on every frame of the sidebar's animation.
+  let settle = 0;
+  new ResizeObserver(() => {
+    clearTimeout(settle);
+    if (!plot.offsetParent) return;
+    if (stale(plot)) {
+      render(plot);
+      return;
+    }
+    settle = setTimeout(() => {
+      if (plot.offsetParent && plot.clientWidth !== plot.fusionvizWidth) {
+        plot.fusionvizWidth = plot.clientWidth;
+        globalThis.fusionvizPlotly.Plots.resize(plot);
+      }
+    }, 60);
+  }).observe(plot);
+  // The mode changed: redrawn in the frame the new style and width are laid out in.
+  const modes = new MutationObserver(() => {
+    if (!plot.isConnected) {
+      modes.disconnect();
+      return;
+    }
+    if (stale(plot)) {
+      requestAnimationFrame(() => { if (plot.offsetParent && stale(plot)) render(plot); });
+    }
+  });
+  modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
+  return plot;
+}
+
+export default function ({ data, parentElement, setTriggerValue }) {
+  parentElement.fusionvizSend = setTriggerValue;
+  for (const plot of viewPlots(parentElement)) plot.fusionvizSend = setTriggerValue;
   const draw = () => {
     if (!globalThis.fusionvizPlotly) {  // plotly.js is still being read
       setTimeout(draw, 10);
       return;
     }
-    if (data.picker) follow(plot, data.picker, data.figure);
-    // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows, or the
-    // view a picker's click drew) keeps it.
-    show(plot, data.figure, data.config, data.present);
-    if (!plot.fusionvizWatched) {
-      plot.fusionvizWatched = true;
-      // Shown, or its width changed without a window resize (the sidebar folds away in presentation mode):
-      // drawn at once if it is stale, else resized once the width has settled, not on every frame of the
-      // sidebar's animation.
-      let settle = 0;
-      new ResizeObserver(() => {
-        clearTimeout(settle);
-        if (!plot.offsetParent) return;
-        if (stale(plot)) {
-          render(plot);
-          return;
-        }
-        settle = setTimeout(() => {
-          if (plot.offsetParent && plot.clientWidth !== plot.fusionvizWidth) {
-            plot.fusionvizWidth = plot.clientWidth;
-            globalThis.fusionvizPlotly.Plots.resize(plot);
-          }
-        }, 60);
-      }).observe(plot);
-      // The mode changed: redrawn in the frame the new style and width are laid out in.
-      const modes = new MutationObserver(() => {
-        if (!plot.isConnected) {
-          modes.disconnect();
-          return;
-        }
-        if (stale(plot)) {
-          requestAnimationFrame(() => { if (plot.offsetParent && stale(plot)) render(plot); });
-        }
-      });
-      modes.observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
+    if (data.picker) {
+      follow(parentElement, data.picker, data);
+      return;
     }
+    // A rerun that sends the same figure (the lab's top, when the rest of a first visit's page follows) keeps it.
+    show(viewPlots(parentElement)[0] || newPlot(parentElement, setTriggerValue), data.figure, data.config,
+      data.present);
   };
   draw();
 }

@@ -329,9 +329,10 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
 
 # The presentation's plot: its title and its caption, as shown.
 PRESENTED_VIEW = """() => {
-  const plot = document.querySelector('.st-key-fv_present_lab .js-plotly-plot');
+  const plot = [...document.querySelectorAll('.st-key-fv_present_lab .js-plotly-plot')]
+      .find(p => p.checkVisibility());
   const caption = document.querySelector('[data-fv-caption="present_view_plot"]');
-  return plot && plot.checkVisibility() && caption
+  return plot && caption
       && {title: plot.querySelector('.gtitle')?.textContent || '', caption: caption.innerText};
 }"""
 
@@ -354,7 +355,10 @@ def test_the_presentation_switches_views_in_the_browser(server: str, browser: Br
     settle(page)
     before = page.wait_for_function(PRESENTED_VIEW, timeout=30_000).json_value()
     assert before["title"] and not before["title"].startswith("Kernel timeline")
-    page.wait_for_timeout(1500)  # the next view fetched ahead, in the browser's idle time
+    # The next view is fetched and drawn ahead, hidden, in the browser's idle time.
+    page.wait_for_function("""[...document.querySelectorAll('.st-key-fv_present_lab .js-plotly-plot')].some(p =>
+        !p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'))""",
+                           timeout=30_000)
     held[0] = True
     page.locator(".st-key-present_view").get_by_text("Timeline", exact=True).click()
     after = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title?.startsWith('Kernel timeline') "
