@@ -161,7 +161,10 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
         # One plot for every view but the animation (Streamlit's own chart): a switch redraws it in place, where a
         # plot of each view's own was mounted anew (0.05-0.1 s of the browser's time per switch).
         shown, key, on_click = report, f"present_{view}" if shown_view.animated else PLOT_KEY, None
-    picker = _picker(report, views, view, settings, compiled) if key == PLOT_KEY else None
+    picker = None
+    if key == PLOT_KEY and view_problem(report, view, mode) is None:
+        picker = _picker(report, views, view, settings, compiled,
+                         story.caption_html(scene_caption(report, None, view, mode), PLOT_KEY))
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click,
                     picker=picker)
     with st.sidebar, presentation_only("lab_slide"):
@@ -169,11 +172,12 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 
 
-def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str]) -> Picker:
+def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str],
+            caption: str) -> Picker:
     """The view picker as the browser switches it (ui/served_views.py): every view offered that draws on the
     presentation's plot, in the mode its own picker holds, and the next views fetched ahead, while this one is
     talked over (at the desk, where the plot is drawn hidden, the next one: the toggle shows this view without
-    a run)."""
+    a run); `caption`, the HTML of the caption of the view `shown`."""
     offered: dict[str, dict[str, Any]] = {}
     for view in views:
         choices = _mode_choices(view, compiled)
@@ -182,11 +186,10 @@ def _picker(report: Report, views: list[str], shown: str, settings: ChartSetting
         if VIEWS[view].animated or view_problem(report, view, mode):
             continue
         offered[VIEWS[view].label] = {
-            "url": served_views.offer(report, view, settings, mode, LAB_CHART_PX),
-            "caption": story.caption_html(scene_caption(report, None, view, mode), PLOT_KEY),
+            "url": served_views.offer(report, view, settings, mode, LAB_CHART_PX, PLOT_KEY),
             "config": camera_options(settings, story.slide_name(report, view))}
     ahead = [VIEWS[v].label for v in next_views(views, shown, AHEAD if state.presentation() else 1)]
-    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label,
+    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label, caption,
                   [label for label in ahead if label in offered])
 
 

@@ -105,7 +105,7 @@ function schedule(plot) {
 // nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the next run
 // offers under another URL (another session, mode or size) is dropped.
 const pickers = new Map();  // the picker's CSS class -> the element whose plots follow it
-const fetched = new Map();  // a view's URL -> its figure's JSON (a promise), the most recent last
+const fetched = new Map();  // a view's URL -> {figure (Plotly JSON), caption (HTML)}, a promise; the most recent last
 const FETCHED = 32;
 function keep(url, text) {
   fetched.set(url, text);
@@ -113,7 +113,7 @@ function keep(url, text) {
 }
 function fetchView(url) {
   if (!fetched.has(url)) {
-    const text = fetch(new URL(url, document.baseURI)).then((r) => (r.ok ? r.text() : null)).catch(() => null);
+    const text = fetch(new URL(url, document.baseURI)).then((r) => (r.ok ? r.json() : null)).catch(() => null);
     keep(url, text);
     text.then((t) => { if (t === null) fetched.delete(url); });
   }
@@ -130,20 +130,24 @@ function viewPlot(host, label) {
   }
   return plot;
 }
-// The view's figure on its plot, as fetched from `url`.
-function load(host, label, url, figure) {
-  const view = host.fusionvizPicker.views[label];
+// The view on its plot, as fetched from `url` ({figure, caption}).
+function load(host, label, url, view) {
   const plot = viewPlot(host, label);
   if (plot.fusionvizUrl === url) return plot;
   plot.fusionvizUrl = url;
-  show(plot, figure, view.config, null);
+  plot.fusionvizCaption = view.caption;
+  show(plot, view.figure, host.fusionvizPicker.views[label].config, null);
   return plot;
 }
 // The view's plot shown, the others hidden; with its caption, where the run has not drawn that.
 function reveal(host, label, caption = true) {
-  for (const plot of viewPlots(host)) plot.style.display = plot.fusionvizView === label ? "" : "none";
-  const shown = caption && document.querySelector(`[data-fv-caption="${host.fusionvizPicker.caption}"]`);
-  if (shown) shown.outerHTML = host.fusionvizPicker.views[label].caption;
+  let shown = null;
+  for (const plot of viewPlots(host)) {
+    plot.style.display = plot.fusionvizView === label ? "" : "none";
+    if (plot.fusionvizView === label) shown = plot;
+  }
+  const line = caption && shown && document.querySelector(`[data-fv-caption="${host.fusionvizPicker.caption}"]`);
+  if (line) line.outerHTML = shown.fusionvizCaption;
 }
 // A click on an option, taken from the label clicked: Streamlit's radio checks its input from its own state, with
 // no change event for it.
@@ -161,9 +165,9 @@ function onPick(event) {
       reveal(host, label);
       return;
     }
-    fetchView(view.url).then((figure) => {
-      if (figure === null || !host.isConnected) return;
-      load(host, label, view.url, figure);
+    fetchView(view.url).then((answer) => {
+      if (answer === null || !host.isConnected) return;
+      load(host, label, view.url, answer);
       if (host.fusionvizPicked === label) reveal(host, label);
     });
   }
@@ -183,13 +187,14 @@ function follow(host, picker, data) {
     }
   }
   const url = picker.views[picker.shown].url;
-  keep(url, Promise.resolve(data.figure));
-  load(host, picker.shown, url, data.figure);
+  const shown = { figure: data.figure, caption: picker.shown_caption };
+  keep(url, Promise.resolve(shown));
+  load(host, picker.shown, url, shown);
   reveal(host, picker.shown, false);
   requestIdleCallback(() => picker.ahead.forEach((label) => {
     const ahead = picker.views[label];
-    fetchView(ahead.url).then((figure) => {
-      if (figure !== null && host.isConnected && host.fusionvizPicker === picker) load(host, label, ahead.url, figure);
+    fetchView(ahead.url).then((answer) => {
+      if (answer !== null && host.isConnected && host.fusionvizPicker === picker) load(host, label, ahead.url, answer);
     });
   }), { timeout: 1000 });
 }

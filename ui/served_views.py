@@ -3,7 +3,7 @@
 A view switch in presentation mode waited for the fragment's round trip (0.05-0.14 s from the click to its run's
 start, up to 0.09 s of run) before the browser began redrawing the plot (0.1 s), 0.29-0.34 s in all on the
 benchmark machine (benchmarks/RESULTS.md). The presentation's plot now carries, for each view its picker offers,
-the view's caption and a URL of its figure (`offer`); the browser fetches the next views in its idle time and, on
+a URL of its figure and caption (`offer`); the browser fetches the next views in its idle time and, on
 a click of the picker, draws the picked one at once while the fragment's run, which sends the same figure,
 follows (ui/plotly_view.js). The figure is built when first asked for, by whichever comes first, the browser or a
 run, and the other gets the same JSON (ui/memo.py): the two agree to the byte, so the run's answer redraws
@@ -17,6 +17,7 @@ a session alive.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import weakref
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 
 from fusionviz.analysis.report import Report
 from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import scene_caption
 from fusionviz.lru import LRU
 from ui import sections, story
 from ui.page_head import VIEW_PREFIX as PREFIX
@@ -40,29 +42,35 @@ class _Offered:
     mode: str | None
     height: int
 
-    def figure_json(self) -> str | None:
-        """What the presentation's plot is sent for this view (`sections.drawn_json` of `story.kept_figure`),
-        or None once its session is gone."""
+    caption: str  # the name its caption's element is marked with (`story.caption_html`)
+
+    def answer(self) -> str | None:
+        """The view as JSON: `figure`, what the presentation's plot is sent for it (`sections.drawn_json` of
+        `story.kept_figure`, itself JSON), and `caption`, its caption's HTML; None once its session is gone. The
+        caption is made here, not in the run that offers the view: the first offer of a session's views would
+        have worded every caption, 0.14 s of the run a session switch waits for."""
         report = self.report()
         if report is None:
             return None
         fig = story.kept_figure(report, self.view, self.settings, mode=self.mode, height=self.height)
-        return sections.drawn_json(fig, report.source.stamp, self.settings)
+        caption = story.caption_html(scene_caption(report, None, self.view, self.mode), self.caption)
+        return json.dumps({"figure": sections.drawn_json(fig, report.source.stamp, self.settings),
+                           "caption": caption})
 
 
 _OFFERED: LRU[str, _Offered] = LRU(KEPT)
 
 
-def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int) -> str:
-    """The name (relative to the page's URL) the view's figure is served under: the same for the same report,
-    view, settings, mode and height while it is kept."""
-    key = (id(report), view, settings, mode, height)
+def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int, caption: str) -> str:
+    """The name (relative to the page's URL) the view is served under (`_Offered.answer`): the same for the same
+    report, view, settings, mode, height and caption's mark while it is kept."""
+    key = (id(report), view, settings, mode, height, caption)
     name = _NAMES.get(key)
     offered = _OFFERED.get(name) if name else None
     if name is None or offered is None or offered.report() is not report:
         name = f"{PREFIX}{secrets.token_urlsafe(16)}.json"
         _NAMES.put(key, name)
-        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height))
+        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height, caption))
     return name
 
 
@@ -71,7 +79,7 @@ def is_served(name: str) -> bool:
 
 
 async def answer(name: str) -> str | None:
-    """The figure JSON under `name`, built in a thread of its own (the server's event loop answers the
+    """The view under `name` as JSON, built in a thread of its own (the server's event loop answers the
     browser meanwhile); None for a name never offered or no longer kept."""
     offered = _OFFERED.get(name)
-    return None if offered is None else await asyncio.to_thread(offered.figure_json)
+    return None if offered is None else await asyncio.to_thread(offered.answer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,10 @@ import pytest
 
 from fusionviz.analysis.report import Report, digest
 from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import scene_caption
 from fusionviz.records.files import open_path
 from ui import sections, served_views, story
-from ui.lab import LAB_CHART_PX, next_views
+from ui.lab import LAB_CHART_PX, PLOT_KEY, next_views
 from ui.page_head import PageHead
 
 MLP = Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz"
@@ -53,19 +55,22 @@ def test_the_next_views_follow_the_one_shown_in_order_wrapping_round() -> None:
 
 
 def test_a_view_is_served_as_the_run_sends_it(report: Report) -> None:
-    name = served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX)
-    assert served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX) == name  # fetched once per view
-    assert served_views.offer(report, "verdict", SETTINGS, None, LAB_CHART_PX) != name
+    name = served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
+    assert served_views.offer(report, "timeline", SETTINGS, None, LAB_CHART_PX, PLOT_KEY) == name  # fetched once
+    assert served_views.offer(report, "verdict", SETTINGS, None, LAB_CHART_PX, PLOT_KEY) != name
     status, body = get(f"/some/page/{name}")
+    assert status == 200
+    answer = json.loads(body)
     fig = story.kept_figure(report, "timeline", SETTINGS, mode=None, height=LAB_CHART_PX)
-    assert status == 200 and body.decode() == sections.drawn_json(fig, report.source.stamp, SETTINGS)
-    assert "Kernel timeline" in body.decode()
+    assert answer["figure"] == sections.drawn_json(fig, report.source.stamp, SETTINGS)  # to the byte
+    assert "Kernel timeline" in answer["figure"]
+    assert answer["caption"] == story.caption_html(scene_caption(report, None, "timeline", None), PLOT_KEY)
 
 
 def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
     assert get(f"/{served_views.PREFIX}not-offered.json") == (404, b"")
     session = open_path(MLP)
-    name = served_views.offer(Report(session, digest(session)), "verdict", SETTINGS, None, LAB_CHART_PX)
+    name = served_views.offer(Report(session, digest(session)), "verdict", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
     del session
     gc.collect()
     assert get(f"/{name}") == (404, b"")
