@@ -13,6 +13,8 @@ from starlette.middleware import Middleware
 from ui import page_head, warm
 
 if __name__ == "__main__":
+    from ui import served_views
+
     warm.start()  # once per app process: begun at server start already, unless nothing started a server
     PAGES = [
         st.Page("pages/0_Fusion_lab.py", title="Fusion lab", icon=":material/science:", default=True),
@@ -21,7 +23,8 @@ if __name__ == "__main__":
         st.Page("pages/2_Methodology.py", title="Methodology", icon=":material/rule:"),
         st.Page("pages/3_Dynamic_shapes.py", title="Dynamic shapes", icon=":material/stacked_line_chart:"),
     ]
-    st.navigation(PAGES).run()
+    with served_views.page_run():  # the presentation's views fetched meanwhile are built after it
+        st.navigation(PAGES).run()
     warm.page_served()
 else:
     app = st.App(__file__, lifespan=warm.lifespan, middleware=[Middleware(page_head.PageHead)])

@@ -99,8 +99,8 @@ function schedule(plot) {
 }
 
 // A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot
-// of its own in the element, one shown: the next views' figures are fetched and drawn hidden in the browser's
-// idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing it first
+// of its own in the element, one shown: the next views' figures are fetched at once and drawn hidden in the
+// browser's idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing it first
 // if it was not ahead); the fragment's run that the click starts sends the same figure, which then redraws
 // nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the next run
 // offers under another URL (another session, mode or size) is dropped.
@@ -173,7 +173,7 @@ function onPick(event) {
   }
 }
 // The run's view on its plot, shown; the plots of views no longer offered as they were, dropped; the next views
-// fetched and drawn hidden once the page is idle.
+// fetched, and drawn hidden once the page is idle.
 function follow(host, picker, data) {
   if (!pickers.size) document.addEventListener("click", onPick, true);
   host.fusionvizPicker = picker;
@@ -191,12 +191,13 @@ function follow(host, picker, data) {
   keep(url, Promise.resolve(shown));
   load(host, picker.shown, url, shown);
   reveal(host, picker.shown, false);
-  requestIdleCallback(() => picker.ahead.forEach((label) => {
+  // Asked for at once (the server builds them once its runs have ended, ui/served_views.py), drawn when idle.
+  for (const label of picker.ahead) {
     const ahead = picker.views[label];
     fetchView(ahead.url).then((answer) => {
       if (answer !== null && host.isConnected && host.fusionvizPicker === picker) load(host, label, ahead.url, answer);
     });
-  }), { timeout: 1000 });
+  }
 }
 
 // The figure (Plotly JSON) on the plot, drawn in its turn; false where the plot shows it already.

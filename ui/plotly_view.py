@@ -63,7 +63,7 @@ class Picker:
     `radio`, the picker's CSS class; `caption`, the mark of the caption's element (`data-fv-caption`), which a
     switch replaces; `views`, for each option's label, the URL of its figure and caption, and its config;
     `shown`, the label of the view the plot is sent, and `shown_caption`, its caption's HTML; `ahead`, the labels
-    fetched in the browser's idle time."""
+    fetched at once and drawn hidden in the browser's idle time."""
 
     radio: str
     caption: str

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +76,22 @@ def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
     del session
     gc.collect()
     assert get(f"/{name}") == (404, b"")
+
+
+def test_a_view_asked_for_during_a_page_run_is_built_after_it(report: Report) -> None:
+    name = served_views.offer(report, "latency", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
+    inside, ended = threading.Event(), []
+
+    def page() -> None:
+        with served_views.page_run():
+            inside.set()
+            time.sleep(0.5)
+            ended.append(time.monotonic())
+
+    running = threading.Thread(target=page)
+    running.start()
+    inside.wait()
+    status, _ = get(f"/{name}")
+    answered = time.monotonic()
+    running.join()
+    assert status == 200 and answered >= ended[0]
