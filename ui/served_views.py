@@ -5,9 +5,9 @@ start, up to 0.09 s of run) before the browser began redrawing the plot (0.1 s),
 benchmark machine (benchmarks/RESULTS.md). The presentation's plot now carries, for each view its picker offers,
 a URL of its figure and caption (`offer`); the browser fetches the next views at once (built once the page's
 run has ended, `page_run`) and draws them hidden, and a click of the picker shows the picked one while the
-fragment's run, which sends the same figure, follows (ui/plotly_view.js). The figure is built when first asked for, by whichever comes first, the browser or a
-run, and the other gets the same JSON (ui/memo.py): the two agree to the byte, so the run's answer redraws
-nothing.
+fragment's run, which sends the same figure, follows (ui/plotly_view.js). The figure is built when first asked
+for, by whichever comes first, the browser or a run, and the other gets the same JSON (ui/memo.py): the two
+agree to the byte, so the run's answer redraws nothing.
 
 `PageHead` (ui/page_head.py), the app's middleware, answers these URLs; a name is random, kept for the
 `KEPT` most recent views offered, and points at the report through a weak reference, so an answer never keeps
