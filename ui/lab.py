@@ -158,8 +158,9 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     if shown_view.needs == "grid" and grid is not None:
         shown, key, on_click = grid, PRESENT_GRID, functools.partial(on_screen.pick_clicked_cell, PRESENT_GRID)
     else:
-        # One plot for every view but the animation (Streamlit's own chart): a switch redraws it in place, where a
-        # plot of each view's own was mounted anew (0.05-0.1 s of the browser's time per switch).
+        # One element for every view but the animation (Streamlit's own chart), which keeps a plot per view in the
+        # browser and switches between them there (`_picker`), where a plot of each view's own was mounted anew
+        # on every switch.
         shown, key, on_click = report, f"present_{view}" if shown_view.animated else PLOT_KEY, None
     picker = None
     if key == PLOT_KEY and view_problem(report, view, mode) is None:

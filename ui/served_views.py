@@ -44,13 +44,15 @@ _RUNNING_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class _Offered:
+    """A view offered under a name: what `story.show_view` is asked for it, and the mark of its caption's
+    element (`story.caption_html`)."""
+
     report: weakref.ref[Report]
     view: str
     settings: ChartSettings
     mode: str | None
     height: int
-
-    caption: str  # the name its caption's element is marked with (`story.caption_html`)
+    caption: str
 
     def answer(self) -> str | None:
         """The view as JSON: `figure`, what the presentation's plot is sent for it (`sections.drawn_json` of
