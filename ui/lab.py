@@ -22,7 +22,7 @@ from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import scene_caption, view_problem
+from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
 from ui import on_screen, sections, served_views, state, story, tables, timeline_view
 from ui.memo import memo
@@ -162,10 +162,7 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
         # browser and switches between them there (`_picker`), where a plot of each view's own was mounted anew
         # on every switch.
         shown, key, on_click = report, f"present_{view}" if shown_view.animated else PLOT_KEY, None
-    picker = None
-    if key == PLOT_KEY and view_problem(report, view, mode) is None:
-        picker = _picker(report, views, view, settings, compiled,
-                         story.caption_html(scene_caption(report, None, view, mode), PLOT_KEY))
+    picker = _picker(report, views, view, settings, compiled) if key == PLOT_KEY else None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click,
                     picker=picker)
     with st.sidebar, presentation_only("lab_slide"):
@@ -173,12 +170,11 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 
 
-def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str],
-            caption: str) -> Picker:
+def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str]) -> Picker:
     """The view picker as the browser switches it (ui/served_views.py): every view offered that draws on the
     presentation's plot, in the mode its own picker holds, and the next views fetched ahead, while this one is
     talked over (at the desk, where the plot is drawn hidden, the next one: the toggle shows this view without
-    a run); `caption`, the HTML of the caption of the view `shown`."""
+    a run)."""
     offered: dict[str, dict[str, Any]] = {}
     for view in views:
         choices = _mode_choices(view, compiled)
@@ -190,7 +186,7 @@ def _picker(report: Report, views: list[str], shown: str, settings: ChartSetting
             "url": served_views.offer(report, view, settings, mode, LAB_CHART_PX, PLOT_KEY),
             "config": camera_options(settings, story.slide_name(report, view))}
     ahead = [VIEWS[v].label for v in next_views(views, shown, AHEAD if state.presentation() else 1)]
-    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label, caption,
+    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label,
                   [label for label in ahead if label in offered])
 
 

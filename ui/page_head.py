@@ -85,23 +85,23 @@ class PageHead:
 
     @staticmethod
     async def _plotly(scope: Scope, send: Send) -> None:
-        body = plotly_js()
-        headers = [(b"content-type", b"text/javascript; charset=utf-8"), (b"content-length", b"%d" % len(body)),
-                   (b"cache-control", b"public, max-age=31536000, immutable")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
-
+        await _answer(scope, send, 200, plotly_js(), b"text/javascript; charset=utf-8",
+                      b"public, max-age=31536000, immutable")
 
     @staticmethod
     async def _view(name: str, scope: Scope, send: Send) -> None:
         from ui import served_views  # the pages' modules: imported with the first page, not with the server
 
-        figure = await served_views.answer(name) if served_views.is_served(name) else None
-        body = b"" if figure is None else figure.encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)),
-                   (b"cache-control", b"no-store")]
-        await send({"type": "http.response.start", "status": 404 if figure is None else 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+        view = await served_views.answer(name)
+        await _answer(scope, send, 404 if view is None else 200, b"" if view is None else view.encode(),
+                      b"application/json", b"no-store")
+
+
+async def _answer(scope: Scope, send: Send, status: int, body: bytes, content_type: bytes, cache: bytes) -> None:
+    """A whole response of the app's own; for HEAD, its headers alone."""
+    headers = [(b"content-type", content_type), (b"content-length", b"%d" % len(body)), (b"cache-control", cache)]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
 class _HeadAdder:

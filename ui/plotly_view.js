@@ -100,10 +100,11 @@ function schedule(plot) {
 
 // A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot
 // of its own in the element, one shown: the next views' figures are fetched at once and drawn hidden in the
-// browser's idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing it first
-// if it was not ahead); the fragment's run that the click starts sends the same figure, which then redraws
-// nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the next run
-// offers under another URL (another session, mode or size) is dropped.
+// browser's idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing
+// it first if it was not ahead); the fragment's run that the click starts sends the same figure, which then
+// redraws nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the
+// next run offers under another URL (another session, mode or size) is dropped. The caption of a view a run
+// drew is the one on the page, kept when the picker first moves away from it.
 const pickers = new Map();  // the picker's CSS class -> the element whose plots follow it
 const fetched = new Map();  // a view's URL -> {figure (Plotly JSON), caption (HTML)}, a promise; the most recent last
 const FETCHED = 32;
@@ -139,15 +140,17 @@ function load(host, label, url, view) {
   show(plot, view.figure, host.fusionvizPicker.views[label].config, null);
   return plot;
 }
-// The view's plot shown, the others hidden; with its caption, where the run has not drawn that.
+// The view's plot shown, the others hidden; with its caption, where the run has not drawn that (`caption`: a
+// click's, where the caption on the page is the one of the plot on screen, kept first if it came with a run).
 function reveal(host, label, caption = true) {
+  const line = caption && document.querySelector(`[data-fv-caption="${host.fusionvizPicker.caption}"]`);
   let shown = null;
   for (const plot of viewPlots(host)) {
+    if (line && plot.style.display !== "none" && !plot.fusionvizCaption) plot.fusionvizCaption = line.outerHTML;
     plot.style.display = plot.fusionvizView === label ? "" : "none";
     if (plot.fusionvizView === label) shown = plot;
   }
-  const line = caption && shown && document.querySelector(`[data-fv-caption="${host.fusionvizPicker.caption}"]`);
-  if (line) line.outerHTML = shown.fusionvizCaption;
+  if (line && shown && shown.fusionvizCaption) line.outerHTML = shown.fusionvizCaption;
 }
 // A click on an option, taken from the label clicked: Streamlit's radio checks its input from its own state, with
 // no change event for it.
@@ -187,7 +190,7 @@ function follow(host, picker, data) {
     }
   }
   const url = picker.views[picker.shown].url;
-  const shown = { figure: data.figure, caption: picker.shown_caption };
+  const shown = { figure: data.figure, caption: null };  // its caption: the run's, on the page
   keep(url, Promise.resolve(shown));
   load(host, picker.shown, url, shown);
   reveal(host, picker.shown, false);
@@ -200,17 +203,16 @@ function follow(host, picker, data) {
   }
 }
 
-// The figure (Plotly JSON) on the plot, drawn in its turn; false where the plot shows it already.
+// The figure (Plotly JSON) on the plot, drawn in its turn, unless the plot shows it already.
 function show(plot, figureJson, config, present) {
   const sent = JSON.stringify([figureJson, config, present]);
-  if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return false;
+  if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return;
   const figure = JSON.parse(figureJson);
   plot.fusionvizShown = { data: figure.data, layout: figure.layout, config, sent,
     present: present ? { layout: JSON.parse(present.layout), config: present.config } : null };
   // A plot the page hides (the lab's presentation view at the desk, or its desk while presenting) is drawn
   // when it is shown, at the width it is shown at: drawn hidden, it took a first visit's time twice.
   schedule(plot);
-  return true;
 }
 
 // A new plot in `host`, drawn when shown (or staged), resized when its width changes, redrawn when the mode does.

@@ -62,14 +62,13 @@ class Picker:
     """A view picker (a radio) the plot follows in the browser, ahead of the server's run (ui/served_views.py):
     `radio`, the picker's CSS class; `caption`, the mark of the caption's element (`data-fv-caption`), which a
     switch replaces; `views`, for each option's label, the URL of its figure and caption, and its config;
-    `shown`, the label of the view the plot is sent, and `shown_caption`, its caption's HTML; `ahead`, the labels
-    fetched at once and drawn hidden in the browser's idle time."""
+    `shown`, the label of the view the plot is sent; `ahead`, the labels fetched at once and drawn hidden in the
+    browser's idle time."""
 
     radio: str
     caption: str
     views: dict[str, dict[str, Any]]
     shown: str
-    shown_caption: str
     ahead: list[str]
 
 

@@ -102,10 +102,6 @@ def page_run() -> Iterator[None]:
                 _QUIET.set()
 
 
-def is_served(name: str) -> bool:
-    return name.startswith(PREFIX) and name.endswith(".json")
-
-
 async def answer(name: str) -> str | None:
     """The view under `name` as JSON, built in a thread of its own (the server's event loop answers the
     browser meanwhile); None for a name never offered or no longer kept."""
