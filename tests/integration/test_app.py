@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from streamlit.runtime.scriptrunner import magic
 from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.report import analyse
@@ -74,6 +75,21 @@ def kernels_per_mode(timeline: dict[str, Any]) -> dict[str, int]:
 def no_errors(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def test_the_pages_are_compiled_without_a_python_syntax_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit's magic would parse each page with ast.parse, which CPython 3.11 cannot do in two threads at
+    once (.streamlit/config.toml): sessions starting together would fail at random."""
+    parsed: list[str] = []
+    add_magic = magic.add_magic
+
+    def parse(code: str, script_path: str) -> Any:
+        parsed.append(script_path)
+        return add_magic(code, script_path)
+
+    monkeypatch.setattr(magic, "add_magic", parse)
+    no_errors(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
+    assert parsed == []
 
 
 def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
