@@ -20,11 +20,11 @@ from tests.synthetic import encoded, gpu_trace
 KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detailed view draws, so it starts as slices
 
 TIMELINE_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
-    .some(t => t.textContent.startsWith('Kernel timeline'))"""
+    .some(t => t.checkVisibility() && t.textContent.startsWith('Kernel timeline'))"""
 
 PLOT_BOX = """() => {
   const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+      .find(p => p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
   plot.scrollIntoView();
   const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
   return {x: r.left, y: r.top, width: r.width, height: r.height};
@@ -32,7 +32,7 @@ PLOT_BOX = """() => {
 
 CLICK_POINT = """() => {
   const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+      .find(p => p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
   const click = plot._fullData.find(t => t.name === 'click');
   if (!click) return null;
   const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
@@ -63,7 +63,7 @@ def drag(page: Page, start: float, end: float) -> None:
 
 def timelines(page: Page) -> int:
     return int(page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
-        .filter(t => t.textContent.startsWith('Kernel timeline')).length"""))
+        .filter(t => t.checkVisibility() && t.textContent.startsWith('Kernel timeline')).length"""))
 
 
 def test_a_box_narrows_a_large_timeline_until_each_kernel_can_be_clicked(server: str, browser: Browser) -> None:  # noqa: F811
