@@ -23,7 +23,8 @@ function render(plot, presented = presenting()) {
     title: title.text ? { x: 0, xanchor: "left", ...title, text: `<b>${title.text}</b>` } : title };
   plot.fusionvizPresenting = presented;
   plot.fusionvizDrawn = shown;
-  Plotly.react(plot, shown.data, layout, { ...(on ? shown.present.config : shown.config), responsive: true });
+  Plotly.react(plot, { data: shown.data, layout, frames: shown.frames,
+    config: { ...(on ? shown.present.config : shown.config), responsive: true } });
   plot.fusionvizWidth = plot.clientWidth;  // drawn at this width: a resize to it needs no second drawing
   if (!plot.fusionvizClicks) {  // Plotly's events exist once it has drawn
     plot.fusionvizClicks = true;
@@ -43,11 +44,17 @@ function render(plot, presented = presenting()) {
 
 // New figures are drawn one per task, the highest on the page first: the browser paints the first chart once it
 // is drawn, not once every chart of the page is (a first visit's lab draws four, its timeline first as they mount).
+// Once the plots on screen are drawn, a presentation plot still to be staged goes before those below the fold:
+// the toggle, pressed as a session switch's charts appear, then finds it drawn.
 const queue = [];
 function pump() {
   const tops = queue.map((plot) => plot.getBoundingClientRect().top);
-  const plot = queue.splice(tops.indexOf(Math.min(...tops)), 1)[0];
-  if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
+  const highest = Math.min(...tops);
+  const ahead = highest >= innerHeight ? unstaged().filter((plot) => plot.style.display !== "none") : [];
+  if (!ahead.length || !stage(ahead[0])) {
+    const plot = queue.splice(tops.indexOf(highest), 1)[0];
+    if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
+  }
   if (queue.length) setTimeout(pump, 0);
   else requestIdleCallback(stageNext, { timeout: 2000 });
 }
@@ -56,22 +63,31 @@ function pump() {
 // page's idle time, one per idle period, at the width and in the mode they are shown in, so that the toggle (or
 // a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
 // sections are laid out for that drawing off the screen, at the width the main block has once the sidebar has
-// folded away.
+// folded away. The plots the toggle shows go first; a picker's other views only while presenting, so that their
+// drawing at the desk never holds up a press of the toggle.
 const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
 const plots = new Set();
-function stageNext() {
-  if (queue.length) return;
+function unstaged() {
   for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
   const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
     && plot.closest(PRESENTED_ONLY) && stale(plot, true));
+  const toggled = waiting.filter((plot) => plot.style.display !== "none");
+  return presenting() ? [...toggled, ...waiting.filter((plot) => plot.style.display === "none")] : toggled;
+}
+new MutationObserver(() => requestIdleCallback(stageNext, { timeout: 2000 }))  // the mode changed
+  .observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
+function stageNext() {
+  if (queue.length) return;
+  const waiting = unstaged();
   if (!waiting.length) return;
   stage(waiting[0]);
   if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
 }
+// Whether the plot was drawn: not where the page has no main block, or the plot is not hidden by a section.
 function stage(plot) {
   const main = document.querySelector(".stMainBlockContainer");
   const sidebar = document.querySelector('[data-testid="stSidebar"]');
-  if (!main) return;
+  if (!main) return false;
   const box = getComputedStyle(main);
   const folds = sidebar && sidebar.getAttribute("data-collapsed") !== "true" ? sidebar.offsetWidth : 0;
   const width = main.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight) + folds;
@@ -79,7 +95,7 @@ function stage(plot) {
   for (let at = plot; at && at !== main; at = at.parentElement) {
     if (getComputedStyle(at).display === "none") hidden.push([at, at.getAttribute("style")]);
   }
-  if (!hidden.length) return;
+  if (!hidden.length) return false;
   for (const [at] of hidden) at.style.display = "block";
   Object.assign(hidden[hidden.length - 1][0].style,
     { position: "fixed", left: "-40000px", top: "0", width: `${width}px`, visibility: "hidden" });
@@ -91,6 +107,7 @@ function stage(plot) {
       else at.setAttribute("style", style);
     }
   }
+  return true;
 }
 function schedule(plot) {
   if (queue.includes(plot)) return;
@@ -100,8 +117,8 @@ function schedule(plot) {
 
 // A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot
 // of its own in the element, one shown: the next views' figures are fetched at once and drawn hidden in the
-// browser's idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing
-// it first if it was not ahead); the fragment's run that the click starts sends the same figure, which then
+// browser's idle time while presenting, and a click on an option shows that view's plot and caption at once
+// (fetching and drawing it first if it was not ahead); the fragment's run that the click starts sends the same figure, which then
 // redraws nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the
 // next run offers under another URL (another session, mode or size) is dropped. The caption of a view a run
 // drew is the one on the page, kept when the picker first moves away from it.
@@ -176,7 +193,7 @@ function onPick(event) {
   }
 }
 // The run's view on its plot, shown; the plots of views no longer offered as they were, dropped; the next views
-// fetched, and drawn hidden once the page is idle.
+// fetched, and drawn hidden once the page is idle while presenting.
 function follow(host, picker, data) {
   if (!pickers.size) document.addEventListener("click", onPick, true);
   host.fusionvizPicker = picker;
@@ -208,7 +225,7 @@ function show(plot, figureJson, config, present) {
   const sent = JSON.stringify([figureJson, config, present]);
   if (plot.fusionvizShown && plot.fusionvizShown.sent === sent) return;
   const figure = JSON.parse(figureJson);
-  plot.fusionvizShown = { data: figure.data, layout: figure.layout, config, sent,
+  plot.fusionvizShown = { data: figure.data, layout: figure.layout, frames: figure.frames, config, sent,
     present: present ? { layout: JSON.parse(present.layout), config: present.config } : null };
   // A plot the page hides (the lab's presentation view at the desk, or its desk while presenting) is drawn
   // when it is shown, at the width it is shown at: drawn hidden, it took a first visit's time twice.
