@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 from ui import page_head, warm
 
 if __name__ == "__main__":
-    from ui import served_views
+    from ui import page_runs
 
     warm.start()  # once per app process: begun at server start already, unless nothing started a server
     PAGES = [
@@ -23,7 +23,7 @@ if __name__ == "__main__":
         st.Page("pages/2_Methodology.py", title="Methodology", icon=":material/rule:"),
         st.Page("pages/3_Dynamic_shapes.py", title="Dynamic shapes", icon=":material/stacked_line_chart:"),
     ]
-    with served_views.page_run():  # the presentation's views fetched meanwhile are built after it
+    with page_runs.page_run():  # what is built ahead (the next views, the next scene) waits for it
         st.navigation(PAGES).run()
     warm.page_served()
 else:

@@ -61,6 +61,7 @@ if problem or report is None:
     st.warning(plain(f"{talk.name}, {scene.where('session')}: {problem}"))
 else:
     story.show_scene(scene, report, settings, seconds)
+    story.build_next(talk, at, library, settings, seconds)
     with st.sidebar:
         st.markdown("**This scene as a slide**")
         story.slide_downloads(report, scene.view, "story_slide", mode=scene.mode, zoom=scene.zoom, seconds=seconds)

@@ -158,9 +158,9 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     if shown_view.needs == "grid" and grid is not None:
         shown, key, on_click = grid, PRESENT_GRID, functools.partial(on_screen.pick_clicked_cell, PRESENT_GRID)
     else:
-        # One element for every view but the animation (Streamlit's own chart), which keeps a plot per view in the
-        # browser and switches between them there (`_picker`), where a plot of each view's own was mounted anew
-        # on every switch.
+        # One element for every view but the animation (an element of its own, whose pace is set on the server),
+        # which keeps a plot per view in the browser and switches between them there (`_picker`), where a plot
+        # of each view's own was mounted anew on every switch.
         shown, key, on_click = report, f"present_{view}" if shown_view.animated else PLOT_KEY, None
     picker = _picker(report, views, view, settings, compiled) if key == PLOT_KEY else None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click,

@@ -55,26 +55,24 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
     1920 × 1080 PNG. Drawn on a plot kept mounted (ui/plotly_view.py): a new figure under the same key is redrawn
     in place, and a page whose charts all are never loads Streamlit's own Plotly chart (on a first visit its
     script and the second copy of plotly.js took 0.9 s of the browser's time before the first chart, 5.1 s in
-    all). Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it is a
-    callback: it reads the selection with `state.selected_points(key)`), and an animation plays its frames:
-    those two are Streamlit's charts. `settings`, those the figure was drawn with, default to the page's mode;
-    `name`, the camera's file name, to `fusionviz-<key>`. A kept plot follows `picker` in the browser."""
+    all; an animation, whose frames the kept plot plays too, paid it on the Story's first step to it, 1.4-2.1 s).
+    Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it is a
+    callback: it reads the selection with `state.selected_points(key)`): that one is Streamlit's chart.
+    `settings`, those the figure was drawn with, default to the page's mode; `name`, the camera's file name, to
+    `fusionviz-<key>`. A kept plot follows `picker` in the browser."""
     if settings is None:
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
     config = camera_options(settings, name or f"fusionviz-{key}")
-    if selectable or fig.frames:
-        if stamp:
-            fig = stamped_figure(fig, stamp, settings)
-        if selectable:
-            return st.plotly_chart(fig, key=key, on_select=selectable if callable(selectable) else "rerun",
-                                   selection_mode="points", config=config)
-        return st.plotly_chart(fig, key=key, config=config)
+    if selectable:
+        return st.plotly_chart(stamped_figure(fig, stamp, settings) if stamp else fig, key=key,
+                               on_select=selectable if callable(selectable) else "rerun", selection_mode="points",
+                               config=config)
     return plotly_view(drawn_json(fig, stamp, settings), key, config, picker=picker)
 
 
 def drawn_json(fig: Any, stamp: str | None, settings: ChartSettings) -> str:
     """What `chart` sends a kept plot for `fig`: its JSON, stamped when `stamp` is given, made once per figure
-    (so made ahead, ui/views_ahead.py, it is not made again)."""
+    (so made ahead, for a served view or a story's next scene, it is not made again)."""
     return figure_json(stamped_figure(fig, stamp, settings) if stamp else fig)
 
 

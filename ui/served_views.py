@@ -4,7 +4,7 @@ A view switch in presentation mode waited for the fragment's round trip (0.05-0.
 start, up to 0.09 s of run) before the browser began redrawing the plot (0.1 s), 0.29-0.34 s in all on the
 benchmark machine (benchmarks/RESULTS.md). The presentation's plot now carries, for each view its picker offers,
 a URL of its figure and caption (`offer`); the browser fetches the next views at once (built once the page's
-run has ended, `page_run`) and draws them hidden, and a click of the picker shows the picked one while the
+run has ended, ui/page_runs.py) and draws them hidden, and a click of the picker shows the picked one while the
 fragment's run, which sends the same figure, follows (ui/plotly_view.js). The figure is built when first asked
 for, by whichever comes first, the browser or a run, and the other gets the same JSON (ui/memo.py): the two
 agree to the byte, so the run's answer redraws nothing.
@@ -17,12 +17,9 @@ a session alive.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import secrets
-import threading
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,16 +27,11 @@ from fusionviz.analysis.report import Report
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption
 from fusionviz.lru import LRU
-from ui import sections, story
+from ui import page_runs, sections, story
 from ui.page_head import VIEW_PREFIX as PREFIX
 
 KEPT = 256  # views offered, most recently first: every presented view of a few sessions, modes and sizes
 _NAMES: LRU[tuple[Any, ...], str] = LRU(KEPT)
-QUIET_WAIT_S = 2.0  # the longest a view asked for waits for the page runs in flight to end
-_QUIET = threading.Event()  # set while no page run is in flight
-_QUIET.set()
-_RUNNING = [0]
-_RUNNING_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -84,24 +76,6 @@ def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, 
     return name
 
 
-@contextlib.contextmanager
-def page_run() -> Iterator[None]:
-    """Around a script run of a page (app.py): a view asked for meanwhile is built once no run is in flight, or
-    after `QUIET_WAIT_S`. The browser asks for the next views as soon as the presentation's plot arrives, in
-    the middle of a session switch's run, which the build would slow by as long as it takes (0.2-0.3 s for a
-    timeline), the server's Python being one core at a time."""
-    with _RUNNING_LOCK:
-        _RUNNING[0] += 1
-        _QUIET.clear()
-    try:
-        yield
-    finally:
-        with _RUNNING_LOCK:
-            _RUNNING[0] -= 1
-            if not _RUNNING[0]:
-                _QUIET.set()
-
-
 async def answer(name: str) -> str | None:
     """The view under `name` as JSON, built in a thread of its own (the server's event loop answers the
     browser meanwhile); None for a name never offered or no longer kept."""
@@ -110,5 +84,7 @@ async def answer(name: str) -> str | None:
 
 
 def _when_quiet(offered: _Offered) -> str | None:
-    _QUIET.wait(QUIET_WAIT_S)
+    """The answer once no page run is in flight: the browser asks for the next views as soon as the presentation's
+    plot arrives, in the middle of a session switch's run (ui/page_runs.py)."""
+    page_runs.wait_quiet()
     return offered.answer()

@@ -9,13 +9,14 @@ from typing import Any
 
 import streamlit as st
 
-from fusionviz.analysis.report import Report
+from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.export import NO_BROWSER, gif_bytes, html_bytes, image_bytes, image_export_available, slide
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption, view_figure, view_problem
+from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
-from ui import sections, state
+from ui import page_runs, sections, state
 from ui.memo import memo
 from ui.plotly_view import Picker
 from ui.text import plain
@@ -80,7 +81,7 @@ def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str
                 zoom: tuple[float, float] | None = None, seconds: float = 4.0, height: int = SCREEN_CHART_PX) -> Any:
     """The view's figure at `height`, kept per report: a story step or a view switch back to this view draws it
     from memory (a timeline's bars and figure took 0.15-0.2 s to build on every switch to it), and one built
-    ahead (ui/views_ahead.py) is the one drawn."""
+    ahead (`build_next`, ui/served_views.py) is the one drawn."""
     return memo(report, ("view", view, settings, mode, zoom, seconds, height), lambda: view_figure(
         report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height))
 
@@ -152,3 +153,22 @@ def scene_list(talk: Talk) -> None:
 def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: float) -> None:
     show_view(report, scene.view, settings, f"story_{scene.line}", mode=scene.mode, zoom=scene.zoom,
               caption=scene.caption, seconds=seconds)
+
+
+def build_next(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings, seconds: float) -> None:
+    """The figure the scene after `at` draws, built in the background once this run has ended, as `show_view`
+    sends it: the step to it then draws it from memory (a first step to a scene built it in the step's run,
+    0.4-0.5 s of a 0.55 s run, benchmarks/RESULTS.md)."""
+    if at + 1 >= len(talk.scenes):
+        return
+    scene = talk.scenes[at + 1]
+    session = library.get(scene.session)
+    if session is None:
+        return
+    report = analyse(session)
+    if view_problem(report, scene.view, scene.mode):
+        return
+
+    page_runs.ahead(lambda: sections.drawn_json(kept_figure(report, scene.view, settings, mode=scene.mode,
+                                                            zoom=scene.zoom, seconds=seconds),
+                                                report.source.stamp, settings))

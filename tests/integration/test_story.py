@@ -7,6 +7,7 @@ import dataclasses
 import html
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
 from tests.texts import unescaped
+from ui import page_runs, story
 
 DEFAULT_TALK = Path(APP).parent / "talks" / "fusion_story.toml"
 STORY = "pages/4_Story.py"
@@ -47,6 +49,27 @@ def heading(at: AppTest) -> str:
 
 def captions(at: AppTest) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", h.value)) for h in at.get("html") if "title=" in h.value]
+
+
+def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next scene's figure is built once the run that showed a scene has ended, so the step's run draws it
+    from memory."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(STORY).run()
+    no_errors(at)
+    page_runs._AHEAD.submit(lambda: None).result(timeout=TIMEOUT)  # what was queued ahead is done
+    built: list[str] = []
+    view_figure = story.view_figure
+
+    def counted(*args: object, **kwargs: object) -> object:
+        built.append(threading.current_thread().name)
+        return view_figure(*args, **kwargs)
+
+    monkeypatch.setattr(story, "view_figure", counted)
+    at.button(key="story_next").click().run()
+    no_errors(at)
+    assert heading(at).startswith("### 2 / ")
+    assert [name for name in built if not name.startswith("fusionviz-ahead")] == []
 
 
 def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Path,

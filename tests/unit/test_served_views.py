@@ -17,7 +17,7 @@ from fusionviz.analysis.report import Report, digest
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption
 from fusionviz.records.files import open_path
-from ui import sections, served_views, story
+from ui import page_runs, sections, served_views, story
 from ui.lab import LAB_CHART_PX, PLOT_KEY, next_views
 from ui.page_head import PageHead
 
@@ -83,7 +83,7 @@ def test_a_view_asked_for_during_a_page_run_is_built_after_it(report: Report) ->
     inside, ended = threading.Event(), []
 
     def page() -> None:
-        with served_views.page_run():
+        with page_runs.page_run():
             inside.set()
             time.sleep(0.5)
             ended.append(time.monotonic())
