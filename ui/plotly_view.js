@@ -44,17 +44,11 @@ function render(plot, presented = presenting()) {
 
 // New figures are drawn one per task, the highest on the page first: the browser paints the first chart once it
 // is drawn, not once every chart of the page is (a first visit's lab draws four, its timeline first as they mount).
-// Once the plots on screen are drawn, a presentation plot still to be staged goes before those below the fold:
-// the toggle, pressed as a session switch's charts appear, then finds it drawn.
 const queue = [];
 function pump() {
   const tops = queue.map((plot) => plot.getBoundingClientRect().top);
-  const highest = Math.min(...tops);
-  const ahead = highest >= innerHeight ? unstaged().filter((plot) => plot.style.display !== "none") : [];
-  if (!ahead.length || !stage(ahead[0])) {
-    const plot = queue.splice(tops.indexOf(highest), 1)[0];
-    if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
-  }
+  const plot = queue.splice(tops.indexOf(Math.min(...tops)), 1)[0];
+  if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
   if (queue.length) setTimeout(pump, 0);
   else requestIdleCallback(stageNext, { timeout: 2000 });
 }
