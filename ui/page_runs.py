@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,10 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 QUIET_WAIT_S = 2.0  # the longest work done ahead waits for the page runs in flight to end
+# What `ahead` leaves the browser to draw the page a run sent before it builds (0.3-0.5 s for the Story here): a
+# build at once, beside that drawing on the machine's two cores, slowed a page switch to the Story from 0.41-0.62 s
+# to 0.48-0.96 s (benchmarks/RESULTS.md).
+SETTLE_S = 0.6
 _QUIET = threading.Event()  # set while no page run is in flight
 _QUIET.set()
 _RUNNING = [0]
@@ -44,9 +49,11 @@ def wait_quiet() -> None:
 
 
 def ahead(make: Callable[[], Any]) -> None:
-    """`make()` in the background once the page runs in flight have ended; it logs rather than raises (the page
-    that needs the value makes it itself)."""
+    """`make()` in the background once the page runs in flight have ended and the browser has had `SETTLE_S` to
+    draw; it logs rather than raises (the page that needs the value makes it itself)."""
     def run() -> None:
+        wait_quiet()
+        time.sleep(SETTLE_S)
         wait_quiet()
         try:
             make()
