@@ -57,31 +57,22 @@ function pump() {
 // page's idle time, one per idle period, at the width and in the mode they are shown in, so that the toggle (or
 // a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
 // sections are laid out for that drawing off the screen, at the width the main block has once the sidebar has
-// folded away. The plots the toggle shows go first; a picker's other views only while presenting, so that their
-// drawing at the desk never holds up a press of the toggle.
+// folded away.
 const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
 const plots = new Set();
-function unstaged() {
+function stageNext() {
+  if (queue.length) return;
   for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
   const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
     && plot.closest(PRESENTED_ONLY) && stale(plot, true));
-  const toggled = waiting.filter((plot) => plot.style.display !== "none");
-  return presenting() ? [...toggled, ...waiting.filter((plot) => plot.style.display === "none")] : toggled;
-}
-new MutationObserver(() => requestIdleCallback(stageNext, { timeout: 2000 }))  // the mode changed
-  .observe(document.documentElement, { attributes: true, attributeFilter: ["class"] });
-function stageNext() {
-  if (queue.length) return;
-  const waiting = unstaged();
   if (!waiting.length) return;
   stage(waiting[0]);
   if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
 }
-// Whether the plot was drawn: not where the page has no main block, or the plot is not hidden by a section.
 function stage(plot) {
   const main = document.querySelector(".stMainBlockContainer");
   const sidebar = document.querySelector('[data-testid="stSidebar"]');
-  if (!main) return false;
+  if (!main) return;
   const box = getComputedStyle(main);
   const folds = sidebar && sidebar.getAttribute("data-collapsed") !== "true" ? sidebar.offsetWidth : 0;
   const width = main.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight) + folds;
@@ -89,7 +80,7 @@ function stage(plot) {
   for (let at = plot; at && at !== main; at = at.parentElement) {
     if (getComputedStyle(at).display === "none") hidden.push([at, at.getAttribute("style")]);
   }
-  if (!hidden.length) return false;
+  if (!hidden.length) return;
   for (const [at] of hidden) at.style.display = "block";
   Object.assign(hidden[hidden.length - 1][0].style,
     { position: "fixed", left: "-40000px", top: "0", width: `${width}px`, visibility: "hidden" });
@@ -101,7 +92,6 @@ function stage(plot) {
       else at.setAttribute("style", style);
     }
   }
-  return true;
 }
 function schedule(plot) {
   if (queue.includes(plot)) return;
@@ -111,8 +101,8 @@ function schedule(plot) {
 
 // A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot
 // of its own in the element, one shown: the next views' figures are fetched at once and drawn hidden in the
-// browser's idle time while presenting, and a click on an option shows that view's plot and caption at once
-// (fetching and drawing it first if it was not ahead); the fragment's run that the click starts sends the same figure, which then
+// browser's idle time, and a click on an option shows that view's plot and caption at once (fetching and drawing
+// it first if it was not ahead); the fragment's run that the click starts sends the same figure, which then
 // redraws nothing. A figure that arrives after the picker moved on is drawn hidden, and a plot whose view the
 // next run offers under another URL (another session, mode or size) is dropped. The caption of a view a run
 // drew is the one on the page, kept when the picker first moves away from it.
@@ -187,7 +177,7 @@ function onPick(event) {
   }
 }
 // The run's view on its plot, shown; the plots of views no longer offered as they were, dropped; the next views
-// fetched, and drawn hidden once the page is idle while presenting.
+// fetched, and drawn hidden once the page is idle.
 function follow(host, picker, data) {
   if (!pickers.size) document.addEventListener("click", onPick, true);
   host.fusionvizPicker = picker;
