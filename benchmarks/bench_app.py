@@ -103,8 +103,8 @@ def timeline_title(text: str) -> str:
 
 # The kernel timeline's plot, scrolled into view: the start of the scripts below.
 TIMELINE_PLOT = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+  const plot = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.checkVisibility()
+      && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
   plot.scrollIntoView();
 """
 

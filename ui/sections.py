@@ -64,7 +64,7 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
         settings = ChartSettings.presentation() if state.presentation() else ChartSettings()
     config = camera_options(settings, name or f"fusionviz-{key}")
     if selectable:
-        return st.plotly_chart(stamped_figure(fig, stamp, settings) if stamp else fig, key=key,
+        return st.plotly_chart(stamped_figure(fig, stamp, settings), key=key,
                                on_select=selectable if callable(selectable) else "rerun", selection_mode="points",
                                config=config)
     return plotly_view(drawn_json(fig, stamp, settings), key, config, picker=picker)
@@ -73,12 +73,14 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
 def drawn_json(fig: Any, stamp: str | None, settings: ChartSettings) -> str:
     """What `chart` sends a kept plot for `fig`: its JSON, stamped when `stamp` is given, made once per figure
     (so made ahead, for a served view or a story's next scene, it is not made again)."""
-    return figure_json(stamped_figure(fig, stamp, settings) if stamp else fig)
+    return figure_json(stamped_figure(fig, stamp, settings))
 
 
-def stamped_figure(fig: Any, stamp: str, settings: ChartSettings) -> Any:
-    """`fig` with its source stamp, made once per figure object (the figures the lab keeps are drawn again on
-    every rerun)."""
+def stamped_figure(fig: Any, stamp: str | None, settings: ChartSettings) -> Any:
+    """`fig` with its source stamp (`fig` itself without one), made once per figure object (the figures the lab
+    keeps are drawn again on every rerun)."""
+    if not stamp:
+        return fig
     return memo(fig, ("stamped", stamp, settings), lambda: stamped(fig, stamp, settings))
 
 

@@ -158,17 +158,19 @@ def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: f
 def build_next(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings, seconds: float) -> None:
     """The figure the scene after `at` draws, built in the background once this run has ended, as `show_view`
     sends it: the step to it then draws it from memory (a first step to a scene built it in the step's run,
-    0.4-0.5 s of a 0.55 s run, benchmarks/RESULTS.md)."""
+    0.4-0.5 s of a 0.55 s run, benchmarks/RESULTS.md). Its session's analysis, which the check of the view may
+    need, is made there too, not in this run."""
     if at + 1 >= len(talk.scenes):
         return
     scene = talk.scenes[at + 1]
     session = library.get(scene.session)
     if session is None:
         return
-    report = analyse(session)
-    if view_problem(report, scene.view, scene.mode):
-        return
 
-    page_runs.ahead(lambda: sections.drawn_json(kept_figure(report, scene.view, settings, mode=scene.mode,
-                                                            zoom=scene.zoom, seconds=seconds),
-                                                report.source.stamp, settings))
+    def build() -> None:
+        report = analyse(session)
+        if not view_problem(report, scene.view, scene.mode):
+            fig = kept_figure(report, scene.view, settings, mode=scene.mode, zoom=scene.zoom, seconds=seconds)
+            sections.drawn_json(fig, report.source.stamp, settings)
+
+    page_runs.ahead(build)

@@ -22,18 +22,18 @@ KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detaile
 TIMELINE_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
     .some(t => t.checkVisibility() && t.textContent.startsWith('Kernel timeline'))"""
 
-PLOT_BOX = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
-  plot.scrollIntoView();
+# The kernel timeline's plot on screen (the page may hold hidden ones drawn ahead): the start of the scripts below.
+TIMELINE_PLOT = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.checkVisibility()
+      && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
+"""
+
+PLOT_BOX = TIMELINE_PLOT + """  plot.scrollIntoView();
   const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
   return {x: r.left, y: r.top, width: r.width, height: r.height};
 }"""
 
-CLICK_POINT = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'));
-  const click = plot._fullData.find(t => t.name === 'click');
+CLICK_POINT = TIMELINE_PLOT + """  const click = plot._fullData.find(t => t.name === 'click');
   if (!click) return null;
   const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
   const r = plot.querySelector('.nsewdrag').getBoundingClientRect();
