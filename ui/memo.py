@@ -17,7 +17,10 @@ from typing import Any
 
 from fusionviz.lru import LRU
 
-KEPT = 64  # values kept, most recently used first: a page's tables and figures for a few sessions and views
+# Values kept, most recently used first: the desk's tables and figures of every session of the recorded library,
+# which the warm-up builds (ui/warm.py; about 20 values and 1.7 MB a session here, 40 sessions), and those of the
+# sessions and views in use besides.
+KEPT = 1024
 
 _KEPT: LRU[tuple[Any, ...], tuple[weakref.ref[Any], Any]] = LRU(KEPT)
 _MAKING: dict[tuple[Any, ...], threading.Lock] = {}  # a lock per value being made

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,9 @@ def wait_quiet() -> None:
     _QUIET.wait(QUIET_WAIT_S)
 
 
-def ahead(make: Callable[[], Any]) -> None:
+def ahead(make: Callable[[], Any]) -> Future[None]:
     """`make()` in the background once the page runs in flight have ended and the browser has had `SETTLE_S` to
-    draw; it logs rather than raises (the page that needs the value makes it itself)."""
+    draw; it logs rather than raises (the page that needs the value makes it itself). Done when the future is."""
     def run() -> None:
         wait_quiet()
         time.sleep(SETTLE_S)
@@ -60,4 +60,4 @@ def ahead(make: Callable[[], Any]) -> None:
         except Exception:
             log.warning("could not build ahead", exc_info=True)
 
-    _AHEAD.submit(run)
+    return _AHEAD.submit(run)

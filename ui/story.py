@@ -25,6 +25,7 @@ from ui.text import plain
 # tests/e2e): tall enough to read from the back of a room, short enough that nothing lies below the fold.
 SCREEN_CHART_PX = 900
 PACES = [2, 3, 4, 6, 8, 12]  # seconds the animation takes from eager to merged
+DEFAULT_PACE = 4
 
 # A clicker sends Page Down / Page Up; the arrow keys are the buttons' own shortcuts. Added once per page.
 CLICKER_JS = """<script>
@@ -116,7 +117,7 @@ def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = N
 
 def pace(key: str) -> float:
     """The animation's length in seconds, chosen by the speaker."""
-    return float(st.select_slider("Animation length (s)", PACES, value=4, key=key,
+    return float(st.select_slider("Animation length (s)", PACES, value=DEFAULT_PACE, key=key,
                                   help="Seconds the animation takes from eager to merged"))
 
 
@@ -155,22 +156,32 @@ def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: f
               caption=scene.caption, seconds=seconds)
 
 
-def build_next(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings, seconds: float) -> None:
-    """The figure the scene after `at` draws, built in the background once this run has ended, as `show_view`
-    sends it: the step to it then draws it from memory (a first step to a scene built it in the step's run,
-    0.4-0.5 s of a 0.55 s run, benchmarks/RESULTS.md). Its session's analysis, which the check of the view may
-    need, is made there too, not in this run."""
-    if at + 1 >= len(talk.scenes):
-        return
-    scene = talk.scenes[at + 1]
+def build_view(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,
+               zoom: tuple[float, float] | None = None, seconds: float = DEFAULT_PACE,
+               height: int = SCREEN_CHART_PX) -> None:
+    """What `show_view` sends the plot for the view, made ahead into the caches it reads (a story's next scene,
+    the lab's presentation drawn hidden at the desk); nothing where the session cannot show the view."""
+    if not view_problem(report, view, mode):
+        fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
+        sections.drawn_json(fig, report.source.stamp, settings)
+
+
+def scene_build(scene: Scene, library: dict[str, Session], settings: ChartSettings,
+                seconds: float) -> Callable[[], None] | None:
+    """What builds the figure `scene` draws, as `show_view` sends it, with its session's analysis (which the
+    check of the view may need); None where its session is not in the library."""
     session = library.get(scene.session)
     if session is None:
-        return
+        return None
 
-    def build() -> None:
-        report = analyse(session)
-        if not view_problem(report, scene.view, scene.mode):
-            fig = kept_figure(report, scene.view, settings, mode=scene.mode, zoom=scene.zoom, seconds=seconds)
-            sections.drawn_json(fig, report.source.stamp, settings)
+    return lambda: build_view(analyse(session), scene.view, settings, mode=scene.mode, zoom=scene.zoom,
+                              seconds=seconds)
 
-    page_runs.ahead(build)
+
+def build_next(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings, seconds: float) -> None:
+    """The scene after `at`, built in the background once this run has ended: the step to it then draws it from
+    memory (a first step to a scene built it in the step's run, 0.4-0.5 s of a 0.55 s run,
+    benchmarks/RESULTS.md)."""
+    build = scene_build(talk.scenes[at + 1], library, settings, seconds) if at + 1 < len(talk.scenes) else None
+    if build is not None:
+        page_runs.ahead(build)

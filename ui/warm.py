@@ -9,7 +9,10 @@ starts it):
 - the worker warmed for a first compile on the device the lab offers first (a first Run of the lab's default
   waits 2.5 s less on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once
   a page has been drawn whole (the lab's rest after its top, ui/first_paint.py), so that it does not take the
-  cores the first page is drawn with.
+  cores the first page is drawn with;
+- once that warm-up has ended, the Story's first two scenes (a visitor's next page) and then every other
+  session the lab's picker offers, in its order, a part at a time, each while no page runs and nothing is being
+  measured (`_rest`).
 What waits for a page starts a minute after the server without one. A page that asks for one of them while it
 is being made waits for that one (an import's module lock, a cache's lock, ui.memo's lock per value), so nothing
 is made twice. Begun at the first script run, it began with the page, which then made the same figures alongside
@@ -26,6 +29,7 @@ from typing import Any
 import streamlit as st
 
 DEVICES, FIRST_PAGE, COMPILER = "fusionviz-warm-devices", "fusionviz-warm-library", "fusionviz-warm-compiler"
+REST = "fusionviz-warm-rest"
 RAN = threading.Event()  # set when a script run has ended (`page_served`)
 SERVED = threading.Event()  # set when a script run has drawn a page whole (`page_served`)
 IDLE_START_S = 60.0  # what waits for a page starts this long after the server without one
@@ -59,6 +63,31 @@ def _compiler(first_page: threading.Thread) -> None:
     state.runs().warm(backend.devices_or_cpu()[0].device).wait()  # the lab's device picker offers the first one
 
 
+def _rest(compiler: threading.Thread) -> None:
+    """A switch to a session not yet shown built its report and figures in its run: 1.0 s to the frame on a
+    quiet machine here against 0.35 s for one shown before, 1.8-3.0 s under load (benchmarks/RESULTS.md). Each
+    part (0.1-0.3 s) waits for the page runs to end (ui/page_runs.py), and one at a time, so that a page's own
+    work done ahead (the Story's next scene) waits behind one part at most; a Run waits behind none, this
+    waiting while anything is measured, so that a machine's two cores stay the run's."""
+    from fusionviz.charts.registry import VIEWS
+    from fusionviz.charts.style import ChartSettings
+    from fusionviz.errors import TalkFileError
+    from fusionviz.records.talk import load_talk
+    from ui import backend, lab, page_runs, state, story
+
+    compiler.join()
+    library = backend.library()[0]
+    try:
+        scenes = [story.scene_build(scene, library, ChartSettings.presentation(), story.DEFAULT_PACE)
+                  for scene in load_talk(backend.DEFAULT_TALK, views=VIEWS).scenes[:2]]
+    except TalkFileError:
+        scenes = []
+    shelf = [s for s in library.values() if s.runs]
+    for part in [b for b in scenes if b is not None] + [p for s in shelf[1:] for p in lab.warm_parts(s)]:
+        state.runs().wait_idle()
+        page_runs.ahead(part).result()
+
+
 def _first_page() -> None:
     from ui import page_head
 
@@ -81,6 +110,7 @@ def start() -> dict[str, threading.Thread]:
     threads = {DEVICES: threading.Thread(target=_devices, name=DEVICES, daemon=True),
                FIRST_PAGE: threading.Thread(target=_first_page, name=FIRST_PAGE, daemon=True)}
     threads[COMPILER] = threading.Thread(target=_compiler, args=(threads[FIRST_PAGE],), name=COMPILER, daemon=True)
+    threads[REST] = threading.Thread(target=_rest, args=(threads[COMPILER],), name=REST, daemon=True)
     for thread in threads.values():
         thread.start()
     return threads

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from fusionviz.analysis.sweep import SweepReport
     from fusionviz.analysis.timing import Estimate
 
-KEPT = 16  # reports kept, most recently used first: the sessions a few users look at
+KEPT = 64  # reports kept, most recently used first: the recorded library's (40 sessions) and those users open
 
 
 @dataclass(frozen=True, eq=False)

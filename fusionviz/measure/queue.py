@@ -154,6 +154,12 @@ class DeviceQueues:
             lane = self._lanes.get(device)
             return lane.running if lane else None
 
+    def wait_idle(self) -> None:
+        """Until no line has a job running or waiting (work done ahead by the app leaves the cores to a run)."""
+        with self._changed:
+            self._changed.wait_for(lambda: all(lane.running is None and not lane.waiting
+                                               for lane in self._lanes.values()) or self._closed)
+
     def worker_pid(self, device: str) -> int | None:
         """The process id of `device`'s worker while it runs (for diagnostics and fault injection)."""
         with self._changed:
@@ -220,9 +226,10 @@ class DeviceQueues:
 
     def _finish(self, ticket: Ticket[Any], state: TicketState, value: Any, error: BaseException | None,
                 ended: float | None = None) -> None:
-        """Record how `ticket` ended and wake its waiters; the caller holds the lock."""
+        """Record how `ticket` ended and wake its waiters and those of an idle line; the caller holds the lock."""
         if self._in_flight.get((ticket.device, ticket.key)) is ticket:
             del self._in_flight[(ticket.device, ticket.key)]
         ticket.state, ticket._value, ticket._error = state, value, error
         ticket.ended = ended if ended is not None else time.monotonic()
         ticket._finished.set()
+        self._changed.notify_all()

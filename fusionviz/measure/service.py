@@ -111,6 +111,10 @@ class RunService:
         it runs waits behind work that run would have done itself."""
         return self.queues.submit(WARM_KEY, device, lambda worker, _progress: warm_worker(worker, device))
 
+    def wait_idle(self) -> None:
+        """Until no device runs or has waiting a run or warm-up."""
+        self.queues.wait_idle()
+
     def shared(self, key: str) -> Any:
         """The complete result of `key` kept for everyone, or None."""
         return self._store().get(key)

@@ -20,7 +20,7 @@ from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
 from tests.texts import unescaped
-from ui import page_runs, story
+from ui import page_runs, story, warm
 
 DEFAULT_TALK = Path(APP).parent / "talks" / "fusion_story.toml"
 STORY = "pages/4_Story.py"
@@ -66,6 +66,29 @@ def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypa
         return view_figure(*args, **kwargs)
 
     monkeypatch.setattr(story, "view_figure", counted)
+    at.button(key="story_next").click().run()
+    no_errors(at)
+    assert heading(at).startswith("### 2 / ")
+    assert [name for name in built if not name.startswith("fusionviz-ahead")] == []
+
+
+def test_the_story_opens_and_takes_its_first_step_on_scenes_the_warm_up_built(
+        talk_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the compiler's warm-up has ended, the warm-up builds the default talk's first two scenes
+    (ui/warm.py): neither the page switch to the Story nor its first step, pressed at once, builds a figure."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    compiler = threading.Thread(target=lambda: None)  # the compiler's warm-up, ended
+    compiler.start()
+    warm._rest(compiler)
+    built: list[str] = []
+    view_figure = story.view_figure
+
+    def counted(*args: object, **kwargs: object) -> object:
+        built.append(threading.current_thread().name)
+        return view_figure(*args, **kwargs)
+
+    monkeypatch.setattr(story, "view_figure", counted)
+    at.switch_page(STORY).run()
     at.button(key="story_next").click().run()
     no_errors(at)
     assert heading(at).startswith("### 2 / ")
