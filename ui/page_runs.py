@@ -24,6 +24,7 @@ SETTLE_S = 0.6
 _QUIET = threading.Event()  # set while no page run is in flight
 _QUIET.set()
 _RUNNING = [0]
+_ENDED = [0.0]  # time.monotonic() when the last page run ended
 _RUNNING_LOCK = threading.Lock()
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fusionviz-ahead")  # one build at a time, in order
 
@@ -40,6 +41,7 @@ def page_run() -> Iterator[None]:
         with _RUNNING_LOCK:
             _RUNNING[0] -= 1
             if not _RUNNING[0]:
+                _ENDED[0] = time.monotonic()
                 _QUIET.set()
 
 
@@ -49,11 +51,12 @@ def wait_quiet() -> None:
 
 
 def ahead(make: Callable[[], Any]) -> Future[None]:
-    """`make()` in the background once the page runs in flight have ended and the browser has had `SETTLE_S` to
-    draw; it logs rather than raises (the page that needs the value makes it itself). Done when the future is."""
+    """`make()` in the background once the page runs in flight have ended and the browser has had `SETTLE_S` since
+    the last to draw; it logs rather than raises (the page that needs the value makes it itself). Done when the
+    future is."""
     def run() -> None:
         wait_quiet()
-        time.sleep(SETTLE_S)
+        time.sleep(max(0.0, _ENDED[0] + SETTLE_S - time.monotonic()))
         wait_quiet()
         try:
             make()
