@@ -9,6 +9,7 @@ in the result instead of hiding behind one process's narrow interval.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import os
@@ -45,7 +46,14 @@ from fusionviz.measure.protocol import (
 )
 from fusionviz.measure.worker import Worker
 from fusionviz.records.ceilings import Ceilings
-from fusionviz.records.config import RunConfig, SweepRequest, not_applicable_reason, sweep_sizes, validate
+from fusionviz.records.config import (
+    MAX_PROCESSES,
+    RunConfig,
+    SweepRequest,
+    not_applicable_reason,
+    sweep_sizes,
+    validate,
+)
 from fusionviz.records.decode import decode
 from fusionviz.records.session import (
     Environment,
@@ -69,31 +77,38 @@ def timing_core(device: str) -> int:
 
 
 class _TimingWorkers:
-    """`count` fresh workers, started at once so that their torch imports overlap the capture. Their warm-ups
-    (what any compile pays before its own work, `WarmJob`) start when `begin` is called: once the capture's
-    worker reports its first stage, i.e. has finished what was ahead of it in its line. On a machine that never
-    compiled, that is the lab's warm-up building Inductor's C++ header and probing the CPU: with three warm-ups
-    beside it, which wait for its results but preprocess the header each, it took 23.1 s on two cores, alone
-    16.5 s. `warmed` returns them
-    once every one is warm, so that no warm-up runs beside a timing. They share the capture's Inductor cache, so
-    their compiles are cache hits. With a `core` (GPU runs) each runs on that core from its start, so its memory
-    is allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the
-    H200 machine, while a script pinned from its start agreed with the fastest of them."""
+    """`count` fresh workers: spares started and warmed before the run (`keep_spares`), the rest started at once
+    so that their torch imports overlap the capture. The warm-ups of those (what any compile pays before its own
+    work, `WarmJob`) start when `begin` is called: once the capture's worker reports its first stage, i.e. has
+    finished what was ahead of it in its line. On a machine that never compiled, that is the lab's warm-up
+    building Inductor's C++ header and probing the CPU: with three warm-ups beside it, which wait for its results
+    but preprocess the header each, it took 23.1 s on two cores, alone 16.5 s. `warmed` returns them once every
+    one is warm, so that no warm-up runs beside a timing. They share the capture's Inductor cache, so their
+    compiles are cache hits. With a `core` (GPU runs) each runs on that core from its start, so its memory is
+    allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the H200
+    machine, while a script pinned from its start agreed with the fastest of them. Each worker times one run
+    only, a spare as much as the others: a spare is a fresh process started earlier, not one reused."""
 
     def __init__(self, count: int, cache_dir: str | None, core: int | None, device: str) -> None:
-        self.workers = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) for _ in range(count)]
-        for w in self.workers:
+        spares = _take_spares((cache_dir, core, device), count)
+        fresh = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
+                 for _ in range(count - len(spares))]
+        for w in fresh:
             w.start()
+        self.workers = [w for w, _ in spares] + fresh
+        self._fresh = fresh
         self._device = device
-        self._pool = ThreadPoolExecutor(max_workers=max(count, 1), thread_name_prefix="fusionviz-warm")
-        self._warming: list[Future[None]] = []
+        self._pool = ThreadPoolExecutor(max_workers=max(len(fresh), 1), thread_name_prefix="fusionviz-warm")
+        self._warming: list[Future[None]] = [warming for _, warming in spares]
+        self._begun = False
         self._lock = threading.Lock()
 
     def begin(self) -> None:
-        """Start the warm-ups, once (later calls do nothing)."""
+        """Start the fresh workers' warm-ups, once (later calls do nothing)."""
         with self._lock:
-            if not self._warming:
-                self._warming = [self._pool.submit(_warm, w, self._device) for w in self.workers]
+            if not self._begun:
+                self._begun = True
+                self._warming += [self._pool.submit(_warm, w, self._device) for w in self._fresh]
 
     def warmed(self) -> list[Worker]:
         self.begin()
@@ -102,14 +117,59 @@ class _TimingWorkers:
         return self.workers
 
     def close(self) -> None:
-        """End every worker and the warm-up threads (`contextlib.closing` calls it however the run ends)."""
-        for w in self.workers:  # first, so that a warm-up still running ends with its worker
+        """End every worker (`contextlib.closing` calls it however the run ends); a warm-up still running ends
+        with its worker."""
+        for w in self.workers:
             w.close()
         self._pool.shutdown()
 
 
-def _warm(worker: Worker, device: str) -> None:
-    """A timing worker's warm-up; its failure is left to the timing job, which reports it as that process's."""
+_SPARES_WARMING = ThreadPoolExecutor(max_workers=MAX_PROCESSES, thread_name_prefix="fusionviz-warm-spare")
+_SpareKey = tuple[str | None, int | None, str]  # (Inductor cache folder, core, device) a run's timers need
+_SPARES: dict[_SpareKey, list[tuple[Worker, Future[None]]]] = {}
+_SPARES_LOCK = threading.Lock()
+
+
+def keep_spares(count: int, device: str, cache_dir: str | None = None,
+                after: threading.Event | None = None) -> None:
+    """Start up to `count` timing workers for the next run on `device` whose capture compiles into `cache_dir`
+    (the app, with its worker's warm-up and after each run), and warm them once `after` is set (the worker's own
+    warm-up has ended: see `_TimingWorkers`): that run's timings then begin as soon as its capture ends. Waiting
+    for three workers started with the run, a CPU run here spent 7 s of its 16 s after its capture
+    (benchmarks/RESULTS.md). Each idles with torch imported (about 0.3 GB of memory) until a run takes it; they
+    end with this process."""
+    core = timing_core(device) if device.startswith("cuda") else None
+    with _SPARES_LOCK:
+        spares = _SPARES.setdefault((cache_dir, core, device), [])
+        spares[:] = [(w, warming) for w, warming in spares if w.alive]
+        while len(spares) < count:
+            worker = Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
+            worker.start()
+            spares.append((worker, _SPARES_WARMING.submit(_warm, worker, device, after)))
+
+
+def _take_spares(key: _SpareKey, count: int) -> list[tuple[Worker, Future[None]]]:
+    """Up to `count` live spares kept for `key`, no longer kept."""
+    with _SPARES_LOCK:
+        spares = [(w, warming) for w, warming in _SPARES.pop(key, []) if w.alive]
+        taken, _SPARES[key] = spares[:count], spares[count:]
+    return taken
+
+
+@atexit.register
+def _end_spares() -> None:
+    with _SPARES_LOCK:
+        for spares in _SPARES.values():
+            for worker, _ in spares:
+                worker.close()
+        _SPARES.clear()
+
+
+def _warm(worker: Worker, device: str, after: threading.Event | None = None) -> None:
+    """A timing worker's warm-up, once `after` is set; its failure is left to the timing job, which reports it
+    as that process's."""
+    if after is not None:
+        after.wait()
     with contextlib.suppress(WorkerError, ConfigError):
         warm_worker(worker, device)
 

@@ -13,6 +13,7 @@ imports this module.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -20,7 +21,14 @@ from typing import Any, ClassVar
 import msgspec
 
 from fusionviz.lru import LRU
-from fusionviz.measure.client import list_devices, run_naive, run_session, run_sweep_session, warm_worker
+from fusionviz.measure.client import (
+    keep_spares,
+    list_devices,
+    run_naive,
+    run_session,
+    run_sweep_session,
+    warm_worker,
+)
 from fusionviz.measure.protocol import Device as Device  # re-exported: the app's fallback when none are listed
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues as DeviceQueues  # re-exported: what the app's progress box reads
@@ -30,6 +38,9 @@ from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.session import NaiveResult, Session
 
 WARM_KEY = "warm"  # the key of a worker's warm-up in its device's line
+# How long after a run its device's next timing workers start (`keep_spares`), so that their torch imports do not
+# take the cores the result is drawn with.
+SPARES_AFTER_S = 5.0
 
 
 class _Run:
@@ -107,9 +118,18 @@ class RunService:
         return ticket.result()
 
     def warm(self, device: str) -> Ticket[float]:
-        """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`): a first Run pressed while
-        it runs waits behind work that run would have done itself."""
-        return self.queues.submit(WARM_KEY, device, lambda worker, _progress: warm_worker(worker, device))
+        """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`), and start the timing
+        workers of a first run of the defaults, warmed after it (`client.keep_spares`): a first Run pressed
+        meanwhile waits behind work that run would have done itself."""
+        def warm(worker: Worker, _progress: Progress) -> float:
+            ended = threading.Event()
+            keep_spares(RunConfig().processes, device, worker.cache_dir, after=ended)
+            try:
+                return warm_worker(worker, device)
+            finally:
+                ended.set()
+
+        return self.queues.submit(WARM_KEY, device, warm)
 
     def wait_idle(self) -> None:
         """Until no device runs or has waiting a run or warm-up."""
@@ -125,6 +145,11 @@ class RunService:
 
         def measure(worker: Worker, progress: Progress) -> Any:
             value = run.measure(worker, progress)
+            if isinstance(run, SessionRun) and not run.config.cold_compile:
+                spares = threading.Timer(SPARES_AFTER_S, keep_spares,
+                                         (run.config.processes, run.config.device, worker.cache_dir))
+                spares.daemon = True
+                spares.start()
             if complete(value):
                 self._store().put(key, value)
             return value

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.measure.client import list_devices, warm_worker
+from fusionviz.measure import client
+from fusionviz.measure.client import keep_spares, list_devices, run_session, warm_worker
 from fusionviz.measure.worker import Worker, shared_inductor_cache
+from fusionviz.records.config import RunConfig, default_threads
 
 
 def test_a_killed_workers_temporary_folder_is_removed_and_the_inductor_cache_shared() -> None:
@@ -88,3 +90,17 @@ def test_a_workers_warm_up_builds_inductors_cpu_header_where_every_worker_finds_
     finally:
         first.close()
         second.close()
+
+
+def test_a_run_times_in_the_spares_kept_for_it_and_ends_them() -> None:
+    """Timing workers started and warmed before a run (`keep_spares`, the app's) are the run's timing processes,
+    and each times that one run only: the run takes them from the spares and ends them."""
+    keep_spares(2, "cpu")
+    spares = list(client._SPARES[(None, None, "cpu")])
+    assert len(spares) == 2 and all(w.alive for w, _ in spares)
+    session = run_session(RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3,
+                                    processes=2, threads=default_threads()))
+    assert session.timing is not None
+    assert [p.error for p in session.timing.processes] == [None, None]
+    assert client._SPARES[(None, None, "cpu")] == []
+    assert not any(w.alive for w, _ in spares)
