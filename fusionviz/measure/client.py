@@ -130,11 +130,9 @@ _SPARES: dict[_SpareKey, list[tuple[Worker, Future[None]]]] = {}
 _SPARES_LOCK = threading.Lock()
 
 
-def keep_spares(count: int, device: str, cache_dir: str | None = None,
-                after: threading.Event | None = None) -> None:
-    """Start up to `count` timing workers for the next run on `device` whose capture compiles into `cache_dir`
-    (the app, with its worker's warm-up and after each run), and warm them once `after` is set (the worker's own
-    warm-up has ended: see `_TimingWorkers`): that run's timings then begin as soon as its capture ends. Waiting
+def keep_spares(count: int, device: str, cache_dir: str | None = None) -> None:
+    """Start, and warm, up to `count` timing workers for the next run on `device` whose capture compiles into
+    `cache_dir` (the app, after each run): that run's timings then begin as soon as its capture ends. Waiting
     for three workers started with the run, a CPU run here spent 7 s of its 16 s after its capture
     (benchmarks/RESULTS.md). Each idles with torch imported (about 0.3 GB of memory) until a run takes it; they
     end with this process."""
@@ -145,7 +143,7 @@ def keep_spares(count: int, device: str, cache_dir: str | None = None,
         while len(spares) < count:
             worker = Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
             worker.start()
-            spares.append((worker, _SPARES_WARMING.submit(_warm, worker, device, after)))
+            spares.append((worker, _SPARES_WARMING.submit(_warm, worker, device)))
 
 
 def _take_spares(key: _SpareKey, count: int) -> list[tuple[Worker, Future[None]]]:
@@ -165,11 +163,8 @@ def _end_spares() -> None:
         _SPARES.clear()
 
 
-def _warm(worker: Worker, device: str, after: threading.Event | None = None) -> None:
-    """A timing worker's warm-up, once `after` is set; its failure is left to the timing job, which reports it
-    as that process's."""
-    if after is not None:
-        after.wait()
+def _warm(worker: Worker, device: str) -> None:
+    """A timing worker's warm-up; its failure is left to the timing job, which reports it as that process's."""
     with contextlib.suppress(WorkerError, ConfigError):
         warm_worker(worker, device)
 

@@ -118,18 +118,11 @@ class RunService:
         return ticket.result()
 
     def warm(self, device: str) -> Ticket[float]:
-        """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`), and start the timing
-        workers of a first run of the defaults, warmed after it (`client.keep_spares`): a first Run pressed
-        meanwhile waits behind work that run would have done itself."""
-        def warm(worker: Worker, _progress: Progress) -> float:
-            ended = threading.Event()
-            keep_spares(RunConfig().processes, device, worker.cache_dir, after=ended)
-            try:
-                return warm_worker(worker, device)
-            finally:
-                ended.set()
-
-        return self.queues.submit(WARM_KEY, device, warm)
+        """Queue, on `device`'s line, the warm-up of its worker (`client.warm_worker`): a first Run pressed while
+        it runs waits behind work that run would have done itself. The first run's timing workers are not
+        started ahead here: their three torch imports beside a first visit's clicks slowed a session switch
+        from 0.85 to 1.9 s and the presentation toggle from 0.3 to 1.5 s, for 1 s off that run (RESULTS.md)."""
+        return self.queues.submit(WARM_KEY, device, lambda worker, _progress: warm_worker(worker, device))
 
     def wait_idle(self) -> None:
         """Until no device runs or has waiting a run or warm-up."""
