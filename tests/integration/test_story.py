@@ -51,13 +51,8 @@ def captions(at: AppTest) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", h.value)) for h in at.get("html") if "title=" in h.value]
 
 
-def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next scene's figure is built once the run that showed a scene has ended, so the step's run draws it
-    from memory."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page(STORY).run()
-    no_errors(at)
-    page_runs._AHEAD.submit(lambda: None).result(timeout=TIMEOUT)  # what was queued ahead is done
+def threads_building_views(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread of every story view built from now on."""
     built: list[str] = []
     view_figure = story.view_figure
 
@@ -66,6 +61,17 @@ def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypa
         return view_figure(*args, **kwargs)
 
     monkeypatch.setattr(story, "view_figure", counted)
+    return built
+
+
+def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next scene's figure is built once the run that showed a scene has ended, so the step's run draws it
+    from memory."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(STORY).run()
+    no_errors(at)
+    page_runs._AHEAD.submit(lambda: None).result(timeout=TIMEOUT)  # what was queued ahead is done
+    built = threads_building_views(monkeypatch)
     at.button(key="story_next").click().run()
     no_errors(at)
     assert heading(at).startswith("### 2 / ")
@@ -80,14 +86,7 @@ def test_the_story_opens_and_takes_its_first_step_on_scenes_the_warm_up_built(
     compiler = threading.Thread(target=lambda: None)  # the compiler's warm-up, ended
     compiler.start()
     warm._rest(compiler)
-    built: list[str] = []
-    view_figure = story.view_figure
-
-    def counted(*args: object, **kwargs: object) -> object:
-        built.append(threading.current_thread().name)
-        return view_figure(*args, **kwargs)
-
-    monkeypatch.setattr(story, "view_figure", counted)
+    built = threads_building_views(monkeypatch)
     at.switch_page(STORY).run()
     at.button(key="story_next").click().run()
     no_errors(at)
