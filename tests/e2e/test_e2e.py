@@ -105,6 +105,14 @@ def settle(page: Page) -> None:
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
 
 
+def shoot(page: Page, path: Path) -> None:
+    """A screenshot of the page once every element is drawn: Streamlit shows a grey skeleton where an element's
+    code is still loading (the lab's sliders and Run button took 3-4 s after the rest on a loaded machine), and a
+    screenshot taken after `settle` alone showed them so."""
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000)
+    page.screenshot(path=str(path))
+
+
 def choose(page: Page, box: Locator, option: str) -> None:
     """Pick `option` in a selectbox; again if a rerun redrew the list while it was open (its option detached)."""
     for attempt in range(3):
@@ -191,7 +199,7 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
     page.get_by_text("Source of data: Recorded library").wait_for(timeout=120_000)
     settle(page)
     wait_for_charts(page, 4)
-    page.screenshot(path=str(shots / "first-visit-recorded.png"))
+    shoot(page, shots / "first-visit-recorded.png")
     assert page.get_by_text("NVIDIA H200, torch").count() == 1
     no_exceptions(page)
 
@@ -216,7 +224,7 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
     page.get_by_text("Generated source of").wait_for(timeout=30_000)
     settle(page)
     wait_for_charts(page, 4)
-    page.screenshot(path=str(shots / "fusion-lab-live-cpu.png"))
+    shoot(page, shots / "fusion-lab-live-cpu.png")
 
     started = time.monotonic()
     sidebar.get_by_role("button", name="Run", exact=True).click()
@@ -244,7 +252,7 @@ def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser
     wait_for_charts(page, 2)
     assert page.locator(".js-plotly-plot").count() >= 2
     no_exceptions(page)
-    page.screenshot(path=str(shots / "trace-explorer-compare.png"))
+    shoot(page, shots / "trace-explorer-compare.png")
     page.close()
 
 
@@ -277,7 +285,7 @@ def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browse
     assert page.evaluate(f"document.querySelector('.{key_class('_pres_Trace explorer')} input').fusionvizMode")
     toggle.click()
     shown(True)
-    page.screenshot(path=str(shots / "trace-explorer-presentation.png"))
+    shoot(page, shots / "trace-explorer-presentation.png")
     toggle.click()
     shown(False)
     page.close()
@@ -291,7 +299,7 @@ def test_methodology_page(server: str, browser: Browser, shots: Path) -> None:
     settle(page)
     wait_for_charts(page, 1)
     no_exceptions(page)
-    page.screenshot(path=str(shots / "methodology.png"))
+    shoot(page, shots / "methodology.png")
     page.close()
 
 
@@ -304,7 +312,7 @@ def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: B
     assert page.get_by_text("Recorded session: NVIDIA H200").count() == 1
     assert page.get_by_text("Lines that differ").count() == 1
     no_exceptions(page)
-    page.screenshot(path=str(shots / "dynamic-shapes-h200-sweep.png"))
+    shoot(page, shots / "dynamic-shapes-h200-sweep.png")
     page.close()
 
 
@@ -325,7 +333,7 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
     assert page.locator(".st-key-fv_present_lab .js-plotly-plot:visible").count() == 1
     assert_nothing_below_the_fold(page)
     no_exceptions(page)
-    page.screenshot(path=str(shots / "presentation-timeline.png"))
+    shoot(page, shots / "presentation-timeline.png")
     page.close()
 
 
@@ -411,7 +419,7 @@ def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(ser
             page.wait_for_timeout(1_300)  # about halfway: the picture shows them moving
         assert_nothing_below_the_fold(page)
         no_exceptions(page)
-        page.screenshot(path=str(shots / f"story-{i:02d}-{scene.view}.png"))
+        shoot(page, shots / f"story-{i:02d}-{scene.view}.png")
         if i < n:
             page.keyboard.press("ArrowRight" if i % 2 else "PageDown")  # the button's shortcut, or a clicker
             page.get_by_text(f"{i + 1} / {n}").wait_for(timeout=30_000)
