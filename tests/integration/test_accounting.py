@@ -83,11 +83,14 @@ def test_the_ladder_on_the_cpu(chain_session: Session) -> None:
     steps = ladder(chain_session)
     assert [s.step for s in steps] == ["eager → default", "eager → eager_cuda_graph"]
     fusion, rung = steps
-    # pointwise_chain fuses its 18 ops into one kernel: faster; on the CPU the change is not split (the profiler
-    # slows the kernels it times there)
-    assert fusion.delta_us is not None and fusion.delta_us.low <= fusion.delta_us.median <= fusion.delta_us.high
-    assert fusion.delta_us.median < 0 and fusion.gpu_delta_us is None
-    assert fusion.mechanism.startswith("fusion, launched from Python: ") and "per call faster" in fusion.mechanism
+    # on the CPU the change is not split (the profiler slows the kernels it times there). Whether one fused
+    # kernel beats 18 eager ones at this size depends on the machine's load (CI once measured +12 µs): the test
+    # holds the statement to the measured figure, never to a direction
+    delta = fusion.delta_us
+    assert delta is not None and delta.low <= delta.median <= delta.high and fusion.gpu_delta_us is None
+    change = "faster" if delta.median < 0 else "slower"
+    assert fusion.mechanism.startswith(f"fusion, launched from Python: {abs(delta.median):.1f} µs per call {change} "
+                                       f"({delta.low:+.1f} to {delta.high:+.1f} µs")
     assert rung.delta_us is None and rung.not_applicable == graphed.error
     # the session keeps the device's ceilings, at the workers' thread count
     ceilings = chain_session.ceilings
