@@ -22,7 +22,9 @@ def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: s
                                                                         tmp_path: Path) -> None:
     page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
     page.goto(server)
-    page.wait_for_selector(".js-plotly-plot .ytick", timeout=120_000)
+    # the page's top comes first and its rest (the timeline) once the browser has painted it: between the two
+    # runs nothing runs, and `settle` alone once returned there (CI, a loaded machine)
+    page.locator(".js-plotly-plot .gtitle", has_text="Kernel timeline").first.wait_for(timeout=120_000)
     settle(page)
     plots = page.locator(".js-plotly-plot")
     titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
