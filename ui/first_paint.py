@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import state
+from ui import state, warm
 
 _AFTER_PAINT = st.components.v2.component(
     "fusionviz.after_paint", js=Path(__file__).with_name("first_paint.js").read_text(), isolate_styles=False)
@@ -27,4 +27,9 @@ def ask_for_the_rest(page: state.Page) -> None:
     """The element that asks for the next run once the first chart is on screen; until then the rest of
     `page` is pending (`state.rest_pending`)."""
     state.leave_rest(page)
-    _AFTER_PAINT(key=f"fv_after_paint_{page}", on_painted_change=lambda: state.set_painted(page))
+    _AFTER_PAINT(key=f"fv_after_paint_{page}", on_painted_change=lambda: _painted(page))
+
+
+def _painted(page: state.Page) -> None:
+    state.set_painted(page)
+    warm.page_shown()

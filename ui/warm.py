@@ -1,11 +1,12 @@
 """What a first visit needs, made in the background from the moment the server starts (`lifespan`, which
 app.py hands to Streamlit's `st.App`; where nothing starts a server, as under AppTest, the first script run
 starts it):
-- the first page's modules imported, the recorded library opened and the first session's report and figures
-  built into the caches the lab reads;
-- the worker started and asked for its devices, once a first script run has ended: its torch import took a core
-  from a fresh server's first chart (0.3 s of it, benchmarks/RESULTS.md); the lab's measuring widgets, which
-  wait for that answer, come with the page's second run;
+- the first page's modules imported, the recorded library opened and the first session's report and the
+  figures of the lab's top built into the caches the lab reads (`lab.warm_top`);
+- the worker started and asked for its devices once the first page's first chart is on screen: started when
+  the first run had drawn the lab's top, its torch import took a core while the browser drew that chart (0.8-1.3
+  s of a fresh server's first chart, with the lab's rest built then too, benchmarks/RESULTS.md); the lab's
+  measuring widgets, which wait for that answer, come with the page's second run;
 - the worker warmed for a first compile on the device the lab offers first (a first Run of the lab's default
   waits 2.5 s less on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once
   a page has been drawn whole (the lab's rest after its top, ui/first_paint.py), so that it does not take the
@@ -30,25 +31,31 @@ import streamlit as st
 
 DEVICES, FIRST_PAGE, COMPILER = "fusionviz-warm-devices", "fusionviz-warm-library", "fusionviz-warm-compiler"
 REST = "fusionviz-warm-rest"
-RAN = threading.Event()  # set when a script run has ended (`page_served`)
 SERVED = threading.Event()  # set when a script run has drawn a page whole (`page_served`)
+SHOWN = threading.Event()  # set when a page's first chart is on screen (`page_shown`), or a page drawn whole
 IDLE_START_S = 60.0  # what waits for a page starts this long after the server without one
 
 
 def _devices() -> None:
     from ui import backend
 
-    RAN.wait(IDLE_START_S)
+    SHOWN.wait(IDLE_START_S)
     backend.devices_or_cpu()
 
 
+def page_shown() -> None:
+    """The browser has painted a first run's top (ui/first_paint.py): the worker may start, beside the run that
+    draws the rest, whose measuring widgets wait for its answer (1.4 s later where that run started it)."""
+    SHOWN.set()
+
+
 def page_served() -> None:
-    """A script run ended: the worker may start; and where the run drew its page whole (not a first run's top,
-    ui/first_paint.py), the compiler's warm-up too."""
+    """A script run ended: where it drew its page whole (not a first run's top, ui/first_paint.py), the worker
+    and the compiler's warm-up may start."""
     from ui import state
 
-    RAN.set()
     if not state.rest_pending():
+        SHOWN.set()
         SERVED.set()
 
 
@@ -100,7 +107,7 @@ def _first_page() -> None:
 
     shelf = [s for s in backend.library()[0].values() if s.runs]
     if shelf:
-        lab.warm(shelf[0])
+        lab.warm_top(shelf[0])
 
 
 @st.cache_resource(show_spinner=False)

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Served:
+    """A server the module's tests share: its URL, and its process, whose children the warm-up starts."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`streamlit run app.py` on a free localhost port, showing the H200 sessions shipped in sessions/."""
     port = free_port()
     log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
@@ -84,10 +93,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 proc.kill()
                 pytest.fail(f"streamlit did not start; see {log.name}")
             time.sleep(0.5)
-    yield url
+    yield Served(url, proc)
     proc.terminate()
     proc.wait(timeout=30)
     log.close()
+
+
+@pytest.fixture(scope="module")
+def server(served: Served) -> str:
+    return served.url
 
 
 @pytest.fixture(scope="module")

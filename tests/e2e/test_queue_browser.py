@@ -12,7 +12,7 @@ pytest.importorskip("playwright", reason="the browser tests need playwright (req
 
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.test_e2e import RUN_TIMEOUT_MS, VIEWPORT, browser, server, settle  # noqa: F401
+from tests.e2e.test_e2e import RUN_TIMEOUT_MS, VIEWPORT, browser, served, server, settle  # noqa: F401
 
 
 @pytest.fixture(scope="module", autouse=True)

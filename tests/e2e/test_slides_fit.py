@@ -13,7 +13,7 @@ from PIL import Image
 from playwright.sync_api import Browser
 
 from fusionviz.charts.style import EDGE_PX
-from tests.e2e.test_e2e import SLIDE, VIEWPORT, browser, server, settle  # noqa: F401
+from tests.e2e.test_e2e import SLIDE, VIEWPORT, browser, served, server, settle  # noqa: F401
 
 CAMERA = '[data-title="Download plot as a PNG"]'
 
@@ -27,8 +27,8 @@ def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: s
     page.locator(".js-plotly-plot .gtitle", has_text="Kernel timeline").first.wait_for(timeout=120_000)
     settle(page)
     plots = page.locator(".js-plotly-plot")
-    titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                           ".map(p => p.querySelector('.gtitle')?.textContent || '')")
+    titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"  # the presentation's, hidden
+                           ".map(p => p.checkVisibility() && p.querySelector('.gtitle')?.textContent || '')")
     checked = []
     for i, title in enumerate(titles):
         if not title.startswith(("Latency per call", "Kernel timeline")):

@@ -14,7 +14,7 @@ pytest.importorskip("playwright", reason="the browser tests need playwright (req
 from playwright.sync_api import Browser, Page
 
 from fusionviz.charts.timeline import CLICK_KERNELS, DETAIL_KERNELS
-from tests.e2e.test_e2e import VIEWPORT, browser, no_exceptions, server, settle  # noqa: F401
+from tests.e2e.test_e2e import VIEWPORT, browser, no_exceptions, served, server, settle  # noqa: F401
 from tests.synthetic import encoded, gpu_trace
 
 KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detailed view draws, so it starts as slices

@@ -155,7 +155,7 @@ def test_the_warm_up_starts_with_the_server_and_the_worker_after_a_first_page(tm
     """`streamlit run app.py` serves app.py's `st.App`, whose start begins the warm-up (ui/warm.py): the first
     page's modules are imported while no page has been asked for (begun at the first script run, it waited for
     a visitor, whose first chart then came 6-12 s after the page was asked for); the worker, whose torch import
-    took a core from the first chart, is not started until a script run has ended."""
+    took a core from the first chart, is not started until a page has been drawn whole."""
     with socket.socket() as s:
         s.bind(("localhost", 0))
         port = s.getsockname()[1]
