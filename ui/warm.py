@@ -4,7 +4,7 @@ starts it):
 - the first page's modules imported, the recorded library opened and the first session's report and the
   figures of the lab's top built into the caches the lab reads (`lab.warm_top`);
 - the worker started and asked for its devices once the first page's first chart is on screen: started when
-  the first run had drawn the lab's top, its torch import took a core while the browser drew that chart (0.8-1.3
+  the first run had drawn the lab's top, its torch import took a core while the browser drew that chart (0.8-1.2
   s of a fresh server's first chart, with the lab's rest built then too, benchmarks/RESULTS.md); the lab's
   measuring widgets, which wait for that answer, come with the page's second run;
 - the worker warmed for a first compile on the device the lab offers first (a first Run of the lab's default
@@ -45,7 +45,7 @@ def _devices() -> None:
 
 def page_shown() -> None:
     """The browser has painted a first run's top (ui/first_paint.py): the worker may start, beside the run that
-    draws the rest, whose measuring widgets wait for its answer (1.4 s later where that run started it)."""
+    draws the rest, whose measuring widgets wait for its answer (1.5 s later where that run started it)."""
     SHOWN.set()
 
 
