@@ -1,7 +1,7 @@
 """A fresh server's first visit in the browser, on a server of its own: the worker, whose torch import takes a
 core for seconds, starts once the page's first chart is on screen. Started when the first run had drawn the
-lab's top, it took that core while the browser drew the chart (its start 2.1-2.7 s under way by then; the
-first chart 4.8 s against 4.0 s after, benchmarks/RESULTS.md)."""
+lab's top, it took that core while the browser drew the chart (it had used 1.1-2.2 cpu-s by then; the first
+chart 5.6 s against 4.4 s after, benchmarks/RESULTS.md)."""
 
 from __future__ import annotations
 
