@@ -46,8 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if any(part in SLOW_TIERS for part in item.path.relative_to(Path(__file__).parent).parts[:-1]):
+        folders = item.path.relative_to(Path(__file__).parent).parts[:-1]
+        if any(part in SLOW_TIERS for part in folders):
             item.add_marker(pytest.mark.slow)
+        if "e2e" in folders:
+            item.add_marker(pytest.mark.e2e)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items or os.environ.get("FUSIONVIZ_GPU_TESTS") == "1" or has_cuda():
         return

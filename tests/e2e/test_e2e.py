@@ -6,117 +6,21 @@ Uses Debian's /usr/bin/chromium through pip playwright (no browser download); sk
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
-
-from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from fusionviz.charts.registry import VIEWS
 from fusionviz.records.session import Session
 from fusionviz.records.talk import load_talk
+from tests.e2e.pages import CHART_DRAWN, RUN_TIMEOUT_MS, SLIDE, VIEWPORT, no_exceptions, settle
 from ui.presentation import key_class
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-VIEWPORT = {"width": 1500, "height": 4200}  # tall: a full-page screenshot misses Streamlit content below the fold
-SLIDE = {"width": 1920, "height": 1080}  # a projector's screen
-RUN_TIMEOUT_MS = 240_000
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
-]
-
-
-@pytest.fixture(scope="session")
-def shots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where screenshots go: docs/screenshots with `--refresh-screenshots`, else a temporary folder, so a
-    test run leaves the checkout as it was."""
-    if request.config.getoption("--refresh-screenshots"):
-        return ROOT / "docs" / "screenshots"
-    folder = tmp_path_factory.mktemp("screenshots")
-    print(f"\nscreenshots in {folder}")
-    return folder
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
-
-
-@dataclass(frozen=True)
-class Served:
-    """A server the module's tests share: its URL, and its process, whose children the warm-up starts."""
-
-    url: str
-    process: subprocess.Popen[bytes]
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """`streamlit run app.py` on a free localhost port, showing the H200 sessions shipped in sessions/."""
-    port = free_port()
-    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "localhost", "--server.headless", "true",
-         "--server.fileWatcherType", "none"],  # an edit to the checkout during the run must not stall the page
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        # One OpenMP thread: on a 2-core test box the browser takes a core, and Inductor's C++ kernels
-        # spinning on an OpenMP barrier against it ran 100x slow, which is not what the screenshots should show.
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        start_new_session=True)
-    url = f"http://localhost:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail(f"streamlit did not start; see {log.name}")
-            time.sleep(0.5)
-    yield Served(url, proc)
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
-
-
-@pytest.fixture(scope="module")
-def server(served: Served) -> str:
-    return served.url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"])
-        yield chromium
-        chromium.close()
-
-
-def settle(page: Page) -> None:
-    """Wait until Streamlit has finished the current script run."""
-    page.wait_for_timeout(500)
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
 
 
 def shoot(page: Page, path: Path) -> None:
@@ -149,10 +53,6 @@ def wait_for_charts(page: Page, count: int) -> None:
     page.wait_for_timeout(800)
 
 
-def no_exceptions(page: Page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-
-
 def click_kernel_bar(page: Page, kernel_class: str) -> None:
     """Click the first bar of one kernel class on the timeline (bars are SVG paths in trace order)."""
     index = page.evaluate(
@@ -173,9 +73,9 @@ def click_kernel_bar(page: Page, kernel_class: str) -> None:
 
 
 # In the frame the page's first chart is drawn in: whether the lab's lower sections are there yet.
-FIRST_CHART = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())
-    && {rest: document.body.innerText.includes('Kernels and generated code'),
-        widgets: document.body.innerText.includes('Measure on this machine')}"""
+FIRST_CHART = f"""() => {CHART_DRAWN}
+    && {{rest: document.body.innerText.includes('Kernels and generated code'),
+        widgets: document.body.innerText.includes('Measure on this machine')}}"""
 
 
 def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: str, browser: Browser) -> None:

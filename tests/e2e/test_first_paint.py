@@ -8,23 +8,13 @@ from __future__ import annotations
 import psutil
 from playwright.sync_api import Browser
 
-from tests.e2e.test_e2e import SLIDE, Served, browser, served  # noqa: F401
+from tests.e2e.conftest import Served
+from tests.e2e.pages import CHART_DRAWN, SLIDE
+from tests.servers import measuring_workers
 
-CHART_DRAWN = "() => [...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
 # What a worker may have used when the chart is seen: one started as the browser reports its paint has had a
 # few tens of ms of a core by then; one started with the first run's end had used 1.1-2.2 s (measured)
 FIRST_START_CPU_S = 0.3
-
-
-def workers(server: psutil.Process) -> list[psutil.Process]:
-    found = []
-    for child in server.children(recursive=True):
-        try:
-            if "fusionviz.measure.serve" in " ".join(child.cmdline()):
-                found.append(child)
-        except psutil.Error:  # ended meanwhile
-            pass
-    return found
 
 
 def cpu_s(process: psutil.Process) -> float:
@@ -32,14 +22,13 @@ def cpu_s(process: psutil.Process) -> float:
     return times.user + times.system
 
 
-def test_the_worker_starts_once_the_first_chart_is_drawn(served: Served, browser: Browser) -> None:  # noqa: F811
-    server = psutil.Process(served.process.pid)
-    assert not workers(server)
+def test_the_worker_starts_once_the_first_chart_is_drawn(served: Served, browser: Browser) -> None:
+    assert not measuring_workers(served.process.pid)
     page = browser.new_page(viewport=SLIDE)
     page.goto(served.url)
-    page.wait_for_function(CHART_DRAWN, timeout=120_000, polling="raf")
-    used = {w.pid: cpu_s(w) for w in workers(server)}
+    page.wait_for_function(f"() => {CHART_DRAWN}", timeout=120_000, polling="raf")
+    used = {w.pid: cpu_s(w) for w in measuring_workers(served.process.pid)}
     assert sum(used.values()) < FIRST_START_CPU_S, f"the worker had used {used} cpu-s when the first chart came"
     page.get_by_text("Measure on this machine").wait_for(timeout=120_000)
-    assert workers(server)  # and it started for the measuring widgets
+    assert measuring_workers(served.process.pid)  # and it started for the measuring widgets
     page.close()

@@ -7,12 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
-
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.test_e2e import RUN_TIMEOUT_MS, VIEWPORT, browser, served, server, settle  # noqa: F401
+from tests.e2e.pages import RUN_TIMEOUT_MS, VIEWPORT, settle
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -24,7 +21,7 @@ def empty_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
-def lab(browser: Browser, server: str) -> Page:  # noqa: F811
+def lab(browser: Browser, server: str) -> Page:
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(server)
     page.get_by_role("button", name="Run the small CPU example").wait_for(timeout=120_000)
@@ -32,7 +29,7 @@ def lab(browser: Browser, server: str) -> Page:  # noqa: F811
     return page
 
 
-def test_a_waiting_session_sees_its_place_in_line_and_cancels(server: str, browser: Browser) -> None:  # noqa: F811
+def test_a_waiting_session_sees_its_place_in_line_and_cancels(server: str, browser: Browser) -> None:
     first, second = lab(browser, server), lab(browser, server)
     first.get_by_role("button", name="Run the small CPU example").click()  # linear_ln_gelu, dim 64, batch 32
     first.get_by_role("button", name="Cancel").wait_for(timeout=RUN_TIMEOUT_MS)  # the CPU is busy now

@@ -13,12 +13,12 @@ from PIL import Image
 from playwright.sync_api import Browser
 
 from fusionviz.charts.style import EDGE_PX
-from tests.e2e.test_e2e import SLIDE, VIEWPORT, browser, served, server, settle  # noqa: F401
+from tests.e2e.pages import SLIDE, VIEWPORT, settle
 
 CAMERA = '[data-title="Download plot as a PNG"]'
 
 
-def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: str, browser: Browser,  # noqa: F811
+def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: str, browser: Browser,
                                                                         tmp_path: Path) -> None:
     page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
     page.goto(server)
@@ -50,7 +50,7 @@ def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: s
     assert any(t.startswith("Latency per call") for t in checked) and any(t.startswith("Kernel") for t in checked)
 
 
-def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: Browser) -> None:  # noqa: F811
+def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: Browser) -> None:
     page = browser.new_page(viewport=SLIDE)
     page.goto(f"{server}/Story")
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)

@@ -8,13 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("playwright", reason="the browser tests need playwright (requirements-dev.txt)")
-
 from playwright.sync_api import Browser, Page
 
 from fusionviz.charts.timeline import CLICK_KERNELS, DETAIL_KERNELS
-from tests.e2e.test_e2e import VIEWPORT, browser, no_exceptions, served, server, settle  # noqa: F401
+from tests.e2e.pages import VIEWPORT, no_exceptions, settle
 from tests.synthetic import encoded, gpu_trace
 
 KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detailed view draws, so it starts as slices
@@ -66,7 +63,7 @@ def timelines(page: Page) -> int:
         .filter(t => t.checkVisibility() && t.textContent.startsWith('Kernel timeline')).length"""))
 
 
-def test_a_box_narrows_a_large_timeline_until_each_kernel_can_be_clicked(server: str, browser: Browser) -> None:  # noqa: F811
+def test_a_box_narrows_a_large_timeline_until_each_kernel_can_be_clicked(server: str, browser: Browser) -> None:
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{server}/Trace_explorer")
     page.get_by_text("slices of time").wait_for(timeout=120_000)

@@ -4,7 +4,6 @@ anything else, slower never looks good, and a choice made in one session is not 
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from fusionviz.analysis.report import analyse
 from fusionviz.records.files import open_file
 from fusionviz.records.limits import read_file
+from tests.servers import free_port, measuring_workers
 from tests.texts import unescaped
 from ui import memo, warm
 
@@ -156,9 +156,7 @@ def test_the_warm_up_starts_with_the_server_and_the_worker_after_a_first_page(tm
     page's modules are imported while no page has been asked for (begun at the first script run, it waited for
     a visitor, whose first chart then came 6-12 s after the page was asked for); the worker, whose torch import
     took a core from the first chart, is not started until a page has been drawn whole."""
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     with (tmp_path / "streamlit.log").open("wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                                    "--server.address", "localhost", "--server.headless", "true"],
@@ -169,20 +167,12 @@ def test_the_warm_up_starts_with_the_server_and_the_worker_after_a_first_page(tm
                 time.sleep(0.5)  # pandas, which Streamlit's start leaves alone, is the lab's: its C code mapped
                 imported = any("/pandas/_libs/" in m.path for m in psutil.Process(server.pid).memory_maps())
             assert imported, (tmp_path / "streamlit.log").read_text()
-            assert not [p for p in psutil.Process(server.pid).children(recursive=True)
-                        if "fusionviz.measure.serve" in " ".join(_cmdline(p))]
+            assert not measuring_workers(server.pid)
             with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=10) as answer:
                 assert answer.status == 200  # and it serves
         finally:
             server.terminate()
             server.wait(timeout=30)
-
-
-def _cmdline(process: psutil.Process) -> list[str]:
-    try:
-        return process.cmdline()
-    except psutil.Error:  # ended meanwhile
-        return []
 
 
 def test_a_switch_to_a_session_not_yet_shown_draws_what_the_warm_up_built(

@@ -1,0 +1,23 @@
+"""What the browser tests share about the page: the screens they open it on, and how they wait for Streamlit and
+for a chart."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page
+
+VIEWPORT = {"width": 1500, "height": 4200}  # tall: a full-page screenshot misses Streamlit content below the fold
+SLIDE = {"width": 1920, "height": 1080}  # a projector's screen
+RUN_TIMEOUT_MS = 240_000
+
+# A JS condition: a Plotly chart is drawn on screen (the page also holds hidden ones, drawn ahead).
+CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
+
+
+def settle(page: Page) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_timeout(500)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
+
+
+def no_exceptions(page: Page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
