@@ -18,6 +18,8 @@ chart on a freshly started server, a session switch, the presentation toggle, a 
 mode, a story step and a page switch; its peer, started fresh in the same run, is Streamlit alone drawing the
 lab's latency chart (a figure kept in a file) and swapping it for another session's on a checkbox. Each round
 takes every contender in turn (the order reversed every other round), a fresh server each for the first chart.
+The clicks are timed from the server's first visit on, while its warm-up still builds the library ahead;
+`--settled` times them once it has ended.
 
 The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
 is the median of `--rounds`.
@@ -37,6 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -381,6 +384,31 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
             page, at.click, f"document.body.innerText.length !== {before} && " + CHART_DRAWN))
 
 
+def settle_down(process: subprocess.Popen[bytes], quiet: float = 0.05, window_s: float = 2.0,
+                limit_s: float = 300.0) -> float:
+    """Wait until a server and its children (the measuring worker) have used under `quiet` of a core for
+    `window_s`: its warm-up has ended. Returns the seconds waited."""
+    started = time.perf_counter()
+    root = psutil.Process(process.pid)
+
+    def used() -> float:
+        total = 0.0
+        for p in [root, *root.children(recursive=True)]:
+            try:
+                times = p.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:  # ended meanwhile
+                pass
+        return total
+
+    while time.perf_counter() - started < limit_s:
+        before = used()
+        time.sleep(window_s)
+        if used() - before < quiet * window_s:
+            break
+    return time.perf_counter() - started
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(timeout=30)
@@ -429,6 +457,10 @@ def visit(args: argparse.Namespace) -> int:
                 page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
                 idle(page)
                 page.context.close()
+            if args.settled:
+                for name, _ in checkouts:
+                    print(f"{name}: warm-up ended {settle_down(servers[name][0]):.0f} s after its first visit",
+                          file=sys.stderr, flush=True)
             for r in range(args.rounds):
                 for _ in range(2):
                     times.setdefault("peer: Streamlit alone, swapping the chart", []).append(
@@ -460,6 +492,8 @@ def main() -> int:
     parser.add_argument("--visit", action="store_true", help="time a first visit on the recorded library")
     parser.add_argument("--checkout", action="append", default=[],
                         help="with --visit: another checkout to time in the same run (the code before a change)")
+    parser.add_argument("--settled", action="store_true",
+                        help="with --visit: time the clicks once each server's warm-up has ended, not during it")
     args = parser.parse_args()
     if args.visit:
         return visit(args)
