@@ -18,8 +18,8 @@ chart on a freshly started server, a session switch, the presentation toggle, a 
 mode, a story step and a page switch; its peer, started fresh in the same run, is Streamlit alone drawing the
 lab's latency chart (a figure kept in a file) and swapping it for another session's on a checkbox. Each round
 takes every contender in turn (the order reversed every other round), a fresh server each for the first chart.
-The clicks are timed from the server's first visit on, while its warm-up still builds the library ahead;
-`--settled` times them once it has ended.
+The clicks are timed from the end of the server's first visit (the lab drawn whole) on, while its warm-up
+compiles a first model in the worker and builds the library ahead; `--settled` times them once it has ended.
 
 The first open of a trace reads it (once per content: later opens find it in the cache); every other figure
 is the median of `--rounds`.
@@ -77,15 +77,27 @@ ARM = """(done) => {
 }"""
 
 
+# The moment the action's input reached the page: its first press of a pointer or a key, by the event's own time
+# stamp (when the browser took the input, however long the page then took to handle it). Timed from before the
+# action instead, a session switch counted Playwright's wait for the list's option to stop moving, 0.1-0.3 s.
+LISTEN = """() => {
+  window.fvInput = null;
+  const took = (event) => { if (window.fvInput === null) window.fvInput = event.timeStamp; };
+  for (const type of ["pointerdown", "keydown"]) window.addEventListener(type, took, {capture: true, once: true});
+}"""
+
+
 def timed(page: Page, action: Callable[[], None], done: str) -> float:
-    """Seconds from `action` to the first frame in which `done` (a JS condition) holds with Streamlit idle; a
-    screenshot in the temporary folder when it never does."""
+    """Seconds from `action`'s input (its first pointer or key press; the call, for an action without one) to
+    the first frame in which `done` (a JS condition) holds with Streamlit idle; a screenshot in the temporary
+    folder when it never does."""
     try:
+        page.evaluate(LISTEN)
         asked = page.evaluate("performance.now()")
         action()
         page.evaluate(ARM, done)
         page.wait_for_function("window.fvAnswered !== null", timeout=TIMEOUT_MS, polling=16)
-        return page.evaluate(f"(window.fvAnswered - {asked}) / 1000")
+        return page.evaluate(f"(window.fvAnswered - (window.fvInput ?? {asked})) / 1000")
     except Exception:
         shot = Path(tempfile.gettempdir()) / "bench_app_failure.png"
         page.screenshot(path=str(shot), full_page=True)
@@ -305,7 +317,20 @@ st.plotly_chart(pio.from_json((HERE / ("other.json" if other else "first.json"))
 """
 
 CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
+# The lab drawn whole (its rest after a first run's top, and the measuring widgets, which wait for the worker): the
+# server's warm-up of the compiler and of the library ahead starts then (ui/warm.py).
+DRAWN_WHOLE = ("!!document.querySelector('.st-key-run button')?.checkVisibility() && "
+               "document.querySelector('.stMainBlockContainer').innerText.includes('Kernel timeline') && "
+               + CHART_DRAWN)
 FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
+
+
+# A plot on screen that was not on screen at `OLD_PLOTS`, by its drawing (Plotly lays a figure out anew for each
+# drawing): a step to the next scene, which may redraw the plot in place or show one drawn ahead, hidden, is
+# timed to the new scene's chart on screen, not to its heading.
+PLOTS = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p._fullLayout && p.checkVisibility())"
+OLD_PLOTS = f"window.fvOld = new Set({PLOTS}.map(p => p._fullLayout))"
+NEW_PLOT = f"{PLOTS}.some(p => !window.fvOld.has(p._fullLayout) && p.querySelector('.main-svg'))"
 
 
 # The lab presenting: its view's selector shown and its chart drawn at the width it is shown at (a page that keeps
@@ -380,8 +405,9 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
     at = page.locator(".st-key-story_next button")
     for _ in range(2):
         before = page.evaluate("document.body.innerText.length")
+        page.evaluate(OLD_PLOTS)
         record(f"{name}: story step", []).append(timed(
-            page, at.click, f"document.body.innerText.length !== {before} && " + CHART_DRAWN))
+            page, at.click, f"document.body.innerText.length !== {before} && " + NEW_PLOT))
 
 
 def settle_down(process: subprocess.Popen[bytes], quiet: float = 0.05, window_s: float = 2.0,
@@ -454,7 +480,7 @@ def visit(args: argparse.Namespace) -> int:
             for name, _ in checkouts:  # each server's first visit, untimed: the rounds time a warm server
                 page = fresh_page()
                 open_page(page, servers[name][1])
-                page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
+                page.wait_for_function(DRAWN_WHOLE, timeout=TIMEOUT_MS, polling=16)
                 idle(page)
                 page.context.close()
             if args.settled:

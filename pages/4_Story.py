@@ -12,7 +12,7 @@ from fusionviz.analysis.report import analyse
 from fusionviz.charts.views import view_problem
 from fusionviz.errors import TalkFileError
 from fusionviz.records.talk import Talk, missing_sessions
-from ui import backend, story
+from ui import backend, served_views, story
 from ui.page import setup_page
 from ui.text import plain
 
@@ -60,7 +60,8 @@ problem = (f"{scene.session} is not in the library ({backend.sessions_dir()})" i
 if problem or report is None:
     st.warning(plain(f"{talk.name}, {scene.where('session')}: {problem}"))
 else:
-    story.show_scene(scene, report, settings, seconds)
+    story.show_scene(scene, report, settings, seconds,
+                     served_views.scene_neighbours(talk, at, library, settings, seconds))
     story.build_next(talk, at, library, settings, seconds)
     with st.sidebar:
         st.markdown("**This scene as a slide**")

@@ -53,9 +53,9 @@ function pump() {
   else requestIdleCallback(stageNext, { timeout: 2000 });
 }
 
-// The presentation's plots, hidden at the desk (and a view picker's views not on screen), are drawn ahead in the
-// page's idle time, one per idle period, at the width and in the mode they are shown in, so that the toggle (or
-// a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
+// The presentation's plots, hidden at the desk (and a view picker's views not on screen, a talk's neighbouring
+// scenes too), are drawn ahead in the page's idle time, one per idle period, at the width and in the mode they are
+// shown in, so that the toggle (or a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
 // sections are laid out for that drawing off the screen, at the width the main block has once the sidebar has
 // folded away.
 const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
@@ -63,8 +63,11 @@ const plots = new Set();
 function stageNext() {
   if (queue.length) return;
   for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
+  // Not an animation: its slider and buttons make Plotly lay the margins out again after the drawing, by then
+  // hidden again, and its title's subtitle (the source stamp) came out over the title.
   const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
-    && plot.closest(PRESENTED_ONLY) && stale(plot, true));
+    && !(plot.fusionvizShown.frames && plot.fusionvizShown.frames.length)
+    && (plot.closest(PRESENTED_ONLY) || (plot.fusionvizView && presenting())) && stale(plot, true));
   if (!waiting.length) return;
   stage(waiting[0]);
   if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
@@ -154,13 +157,15 @@ function reveal(host, label, caption = true) {
   if (line && shown && shown.fusionvizCaption) line.outerHTML = shown.fusionvizCaption;
 }
 // A click on an option, taken from the label clicked: Streamlit's radio checks its input from its own state, with
-// no change event for it.
+// no change event for it; or on a button of a picker of buttons, the view its text stands for.
 function onPick(event) {
-  const option = event.target instanceof Element && event.target.closest("label");
+  const option = event.target instanceof Element && event.target.closest("label, button");
   if (!option) return;
   for (const [radio, host] of pickers) {
     if (!option.closest(`.${radio}`) || !host.isConnected) continue;
-    const label = option.innerText.trim();
+    const text = option.innerText.trim();
+    const label = option.tagName === "BUTTON" ? host.fusionvizPicker.buttons[text] : text;
+    if (label === undefined) return;
     host.fusionvizPicked = label;
     const view = host.fusionvizPicker.views[label];
     if (!view) return;
@@ -186,7 +191,10 @@ function follow(host, picker, data) {
   for (const plot of viewPlots(host)) {
     const view = picker.views[plot.fusionvizView];
     if (!view || view.url !== plot.fusionvizUrl) {
-      globalThis.fusionvizPlotly.purge(plot);
+      // An animation (SVG: no WebGL context to free) may still be playing, and its next frame would find a purged
+      // plot's state gone.
+      const shown = plot.fusionvizShown;
+      if (!(shown && shown.frames && shown.frames.length)) globalThis.fusionvizPlotly.purge(plot);
       plot.remove();
     }
   }

@@ -63,13 +63,15 @@ class Picker:
     `radio`, the picker's CSS class; `caption`, the mark of the caption's element (`data-fv-caption`), which a
     switch replaces; `views`, for each option's label, the URL of its figure and caption, and its config;
     `shown`, the label of the view the plot is sent; `ahead`, the labels fetched at once and drawn hidden in the
-    browser's idle time."""
+    browser's idle time; `buttons`, for a picker of buttons (a talk's ◀ and ▶), the label each button's text
+    shows."""
 
     radio: str
     caption: str
     views: dict[str, dict[str, Any]]
     shown: str
     ahead: list[str]
+    buttons: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def plotly_view(figure_json: str, key: str, config: dict[str, Any], *, present: Presented | None = None,

@@ -23,12 +23,17 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from fusionviz.analysis.report import Report
+from fusionviz.analysis.report import Report, analyse
+from fusionviz.charts.export import camera_options
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import scene_caption
+from fusionviz.charts.views import scene_caption, view_problem
 from fusionviz.lru import LRU
+from fusionviz.records.session import Session
+from fusionviz.records.talk import Talk
 from ui import page_runs, sections, story
 from ui.page_head import VIEW_PREFIX as PREFIX
+from ui.plotly_view import Picker
+from ui.presentation import key_class
 
 KEPT = 256  # views offered, most recently first: every presented view of a few sessions, modes and sizes
 _NAMES: LRU[tuple[Any, ...], str] = LRU(KEPT)
@@ -36,8 +41,8 @@ _NAMES: LRU[tuple[Any, ...], str] = LRU(KEPT)
 
 @dataclass(frozen=True)
 class _Offered:
-    """A view offered under a name: what `story.show_view` is asked for it, and the mark of its caption's
-    element (`story.caption_html`)."""
+    """A view offered under a name: what `story.show_view` is asked for it (a talk's scene adds its `zoom`,
+    caption `template` and pace), and the mark of its caption's element (`story.caption_html`)."""
 
     report: weakref.ref[Report]
     view: str
@@ -45,6 +50,9 @@ class _Offered:
     mode: str | None
     height: int
     caption: str
+    zoom: tuple[float, float] | None = None
+    template: str | None = None
+    seconds: float = story.DEFAULT_PACE
 
     def answer(self) -> str | None:
         """The view as JSON: `figure`, what the presentation's plot is sent for it (`sections.drawn_json` of
@@ -54,8 +62,9 @@ class _Offered:
         report = self.report()
         if report is None:
             return None
-        fig = story.kept_figure(report, self.view, self.settings, mode=self.mode, height=self.height)
-        caption = story.caption_html(scene_caption(report, None, self.view, self.mode), self.caption)
+        fig = story.kept_figure(report, self.view, self.settings, mode=self.mode, zoom=self.zoom,
+                                seconds=self.seconds, height=self.height)
+        caption = story.caption_html(scene_caption(report, self.template, self.view, self.mode), self.caption)
         return json.dumps({"figure": sections.drawn_json(fig, report.source.stamp, self.settings),
                            "caption": caption})
 
@@ -63,16 +72,20 @@ class _Offered:
 _OFFERED: LRU[str, _Offered] = LRU(KEPT)
 
 
-def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int, caption: str) -> str:
+def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int, caption: str, *,
+          zoom: tuple[float, float] | None = None, template: str | None = None,
+          seconds: float = story.DEFAULT_PACE) -> str:
     """The name (relative to the page's URL) the view is served under (`_Offered.answer`): the same for the same
-    report, view, settings, mode, height and caption's mark while it is kept."""
-    key = (id(report), view, settings, mode, height, caption)
+    report and view as drawn (settings, mode, height, zoom, caption and pace) and caption's mark while it is
+    kept."""
+    key = (id(report), view, settings, mode, height, caption, zoom, template, seconds)
     name = _NAMES.get(key)
     offered = _OFFERED.get(name) if name else None
     if name is None or offered is None or offered.report() is not report:
         name = f"{PREFIX}{secrets.token_urlsafe(16)}.json"
         _NAMES.put(key, name)
-        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height, caption))
+        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height, caption, zoom, template,
+                                    seconds))
     return name
 
 
@@ -88,3 +101,31 @@ def _when_quiet(offered: _Offered) -> str | None:
     plot arrives, in the middle of a session switch's run (ui/page_runs.py)."""
     page_runs.wait_quiet()
     return offered.answer()
+
+
+def scene_neighbours(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings,
+                     seconds: float) -> Picker | None:
+    """A talk's ◀ and ▶ as a picker (`story.show_scene`) of scene `at` and of the scenes before and after it
+    (but one whose session cannot show its view); None where scene `at` cannot."""
+    offered: dict[str, dict[str, Any]] = {}
+    for i in range(max(at - 1, 0), min(at + 2, len(talk.scenes))):
+        scene = talk.scenes[i]
+        session = library.get(scene.session)
+        if session is None:
+            continue
+        report = analyse(session)
+        if view_problem(report, scene.view, scene.mode):
+            continue
+        offered[_scene(i)] = {
+            "url": offer(report, scene.view, settings, scene.mode, story.SCREEN_CHART_PX, story.SCENE_PLOT,
+                         zoom=scene.zoom, template=scene.caption, seconds=seconds),
+            "config": camera_options(settings, story.slide_name(report, scene.view))}
+    buttons = {text: _scene(at + by) for text, by in ((story.NEXT, 1), (story.BACK, -1))
+               if _scene(at + by) in offered}
+    if _scene(at) not in offered:
+        return None
+    return Picker(key_class(story.NAV), story.SCENE_PLOT, offered, _scene(at), list(buttons.values()), buttons)
+
+
+def _scene(at: int) -> str:
+    return f"scene {at + 1}"

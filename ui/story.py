@@ -26,6 +26,8 @@ from ui.text import plain
 SCREEN_CHART_PX = 900
 PACES = [2, 3, 4, 6, 8, 12]  # seconds the animation takes from eager to merged
 DEFAULT_PACE = 4
+SCENE_PLOT = "story_scene"  # the plot a talk's scenes are drawn on (`show_scene`)
+NAV, BACK, NEXT = "story_nav", "◀ back", "next ▶"  # the talk's buttons, and the container they are in
 
 # A clicker sends Page Down / Page Up; the arrow keys are the buttons' own shortcuts. Added once per page.
 CLICKER_JS = """<script>
@@ -133,12 +135,12 @@ def scene_index(talk: Talk) -> int:
 def navigation(talk: Talk, at: int) -> None:
     """Back and next buttons around the scene's title: ← and → press them, and so do a clicker's Page Up and
     Page Down."""
-    back, title, ahead = st.columns([1, 10, 1], vertical_alignment="center")
-    back.button("◀ back", key="story_back", on_click=_step, args=(len(talk.scenes), -1), disabled=at == 0,
+    back, title, ahead = st.container(key=NAV).columns([1, 10, 1], vertical_alignment="center")
+    back.button(BACK, key="story_back", on_click=_step, args=(len(talk.scenes), -1), disabled=at == 0,
                 shortcut="Left", width="stretch")
     scene = talk.scenes[at]
     title.markdown(f"### {at + 1} / {len(talk.scenes)} · {plain(scene.title or talk.title)}")
-    ahead.button("next ▶", key="story_next", on_click=_step, args=(len(talk.scenes), 1),
+    ahead.button(NEXT, key="story_next", on_click=_step, args=(len(talk.scenes), 1),
                  disabled=at == len(talk.scenes) - 1, shortcut="Right", width="stretch")
     st.html(CLICKER_JS, unsafe_allow_javascript=True)
 
@@ -151,9 +153,14 @@ def scene_list(talk: Talk) -> None:
              on_change=state.scene_picked)
 
 
-def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: float) -> None:
-    show_view(report, scene.view, settings, f"story_{scene.line}", mode=scene.mode, zoom=scene.zoom,
-              caption=scene.caption, seconds=seconds)
+def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: float,
+               neighbours: Picker | None) -> None:
+    """A talk's scene, on the one plot every scene is drawn on, which keeps the scenes before and after it drawn
+    hidden (`neighbours`, ui/served_views.py): ◀ or ▶ shows one at once in the browser, and the step's run, which
+    sends the same figure, follows. Drawn in the step's run, the plot took 0.1-0.15 s of a 0.25-0.35 s step
+    (benchmarks/RESULTS.md)."""
+    show_view(report, scene.view, settings, SCENE_PLOT, mode=scene.mode, zoom=scene.zoom, caption=scene.caption,
+              seconds=seconds, picker=neighbours)
 
 
 def build_view(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,

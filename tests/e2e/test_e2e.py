@@ -315,6 +315,15 @@ def scene_heading(page: Page) -> str:
     return page.locator("h3").first.inner_text()
 
 
+def assert_stamp_under_title(page: Page) -> None:
+    """The chart's source stamp (its title's subtitle) lies under its title: an animation drawn ahead, hidden,
+    had its stamp laid over the title."""
+    boxes = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.checkVisibility())
+      .map(p => [p.querySelector('.gtitle'), p.querySelector('.gtitle-subtitle')]).filter(([t, s]) => t && s)
+      .map(([t, s]) => [t.getBoundingClientRect().bottom, s.getBoundingClientRect().top])""")
+    assert boxes and all(top >= bottom - 1 for bottom, top in boxes), boxes
+
+
 def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(server: str, browser: Browser,
                                                                               shots: Path) -> None:
     """Every scene of the default talk in turn, forward with the arrow key and a clicker's Page Down, then back:
@@ -328,6 +337,7 @@ def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(ser
         settle(page)
         assert scene_heading(page).startswith(f"{i} / {n}"), (i, scene_heading(page))
         wait_for_charts(page, 1)
+        assert_stamp_under_title(page)
         if scene.view == "animation":
             page.locator(".js-plotly-plot").get_by_text("② move").click()  # step by step: they move, then merge
             page.wait_for_timeout(1_300)  # about halfway: the picture shows them moving
