@@ -322,6 +322,7 @@ CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(
 DRAWN_WHOLE = ("!!document.querySelector('.st-key-run button')?.checkVisibility() && "
                "document.querySelector('.stMainBlockContainer').innerText.includes('Kernel timeline') && "
                + CHART_DRAWN)
+STORY_STEPS = 4  # from the talk's first scene: a timeline, the animation, a verdict, what fused into what
 FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
 
 
@@ -403,7 +404,7 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
         page, lambda: nav.get_by_text("Story").click(), "!!document.querySelector('.st-key-story_next') && "
         + CHART_DRAWN))
     at = page.locator(".st-key-story_next button")
-    for _ in range(2):
+    for _ in range(STORY_STEPS):
         before = page.evaluate("document.body.innerText.length")
         page.evaluate(OLD_PLOTS)
         record(f"{name}: story step", []).append(timed(
