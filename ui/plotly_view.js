@@ -6,6 +6,9 @@
 // ui/presentation.js) and redrawn when the mode changes, with no run of the server in between.
 const presenting = () => document.documentElement.classList.contains("fv-present");
 
+// Whether the plot's figure is an animation (it has frames).
+const animated = (plot) => !!(plot.fusionvizShown && plot.fusionvizShown.frames && plot.fusionvizShown.frames.length);
+
 // Whether the plot shows other than its figure in a mode (the page's, by default): a figure that came while it was
 // hidden, or the mode changed since it was drawn.
 const stale = (plot, presented = presenting()) =>
@@ -55,9 +58,9 @@ function pump() {
 
 // The presentation's plots, hidden at the desk (and a view picker's views not on screen, a talk's neighbouring
 // scenes too), are drawn ahead in the page's idle time, one per idle period, at the width and in the mode they are
-// shown in, so that the toggle (or a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn when shown): they and their hidden
-// sections are laid out for that drawing off the screen, at the width the main block has once the sidebar has
-// folded away.
+// shown in, so that the toggle (or a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn
+// when shown): they and their hidden sections are laid out for that drawing off the screen, at the width the main
+// block has once the sidebar has folded away.
 const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
 const plots = new Set();
 function stageNext() {
@@ -65,8 +68,7 @@ function stageNext() {
   for (const plot of plots) if (!plot.isConnected) plots.delete(plot);
   // Not an animation: its slider and buttons make Plotly lay the margins out again after the drawing, by then
   // hidden again, and its title's subtitle (the source stamp) came out over the title.
-  const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown
-    && !(plot.fusionvizShown.frames && plot.fusionvizShown.frames.length)
+  const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown && !animated(plot)
     && (plot.closest(PRESENTED_ONLY) || (plot.fusionvizView && presenting())) && stale(plot, true));
   if (!waiting.length) return;
   stage(waiting[0]);
@@ -193,8 +195,7 @@ function follow(host, picker, data) {
     if (!view || view.url !== plot.fusionvizUrl) {
       // An animation (SVG: no WebGL context to free) may still be playing, and its next frame would find a purged
       // plot's state gone.
-      const shown = plot.fusionvizShown;
-      if (!(shown && shown.frames && shown.frames.length)) globalThis.fusionvizPlotly.purge(plot);
+      if (!animated(plot)) globalThis.fusionvizPlotly.purge(plot);
       plot.remove();
     }
   }

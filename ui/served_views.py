@@ -120,10 +120,10 @@ def scene_neighbours(talk: Talk, at: int, library: dict[str, Session], settings:
             "url": offer(report, scene.view, settings, scene.mode, story.SCREEN_CHART_PX, story.SCENE_PLOT,
                          zoom=scene.zoom, template=scene.caption, seconds=seconds),
             "config": camera_options(settings, story.slide_name(report, scene.view))}
-    buttons = {text: _scene(at + by) for text, by in ((story.NEXT, 1), (story.BACK, -1))
-               if _scene(at + by) in offered}
     if _scene(at) not in offered:
         return None
+    buttons = {text: _scene(at + by) for text, by in ((story.NEXT, 1), (story.BACK, -1))
+               if _scene(at + by) in offered}
     return Picker(key_class(story.NAV), story.SCENE_PLOT, offered, _scene(at), list(buttons.values()), buttons)
 
 
