@@ -436,6 +436,14 @@ def settle_down(process: subprocess.Popen[bytes], quiet: float = 0.05, window_s:
     return time.perf_counter() - started
 
 
+def report(times: dict[str, list[float]]) -> None:
+    """The table of medians (min–max), and on stderr every value in the order taken: which round was slow."""
+    print("| action | seconds |\n|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) |")
+        print(f"{name}: {' '.join(f'{v:.2f}' for v in values)}", file=sys.stderr)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(timeout=30)
@@ -506,9 +514,7 @@ def visit(args: argparse.Namespace) -> int:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nChromium {version} at 1920 × 1080, streamlit run app.py; seconds, median of {args.rounds} "
           "(min–max):\n")
-    print("| action | seconds |\n|---|---|")
-    for name, values in times.items():
-        print(f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) |")
+    report(times)
     return 0
 
 
@@ -618,9 +624,7 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nChromium {version}, streamlit run app.py; seconds from the click to the answer on screen, median of "
           f"{args.rounds} (min–max):\n")
-    print("| action | seconds |\n|---|---|")
-    for name, values in times.items():
-        print(f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) |")
+    report(times)
     return 0
 
 

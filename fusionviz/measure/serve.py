@@ -10,6 +10,11 @@ import sys
 import tempfile
 from typing import Any
 
+from fusionviz.measure.owner import watch_owner
+
+if __name__ == "__main__":  # watched from before torch's import, the longest wait of a worker that is not needed
+    watch_owner()
+
 # Pinned before torch loads, so that the process's memory is allocated local to its core (see client).
 if os.environ.get("FUSIONVIZ_CPUS"):
     os.sched_setaffinity(0, {int(c) for c in os.environ["FUSIONVIZ_CPUS"].split(",")})

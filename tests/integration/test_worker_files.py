@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from fusionviz.measure import client
@@ -104,3 +105,29 @@ def test_a_run_times_in_the_spares_kept_for_it_and_ends_them() -> None:
     assert [p.error for p in session.timing.processes] == [None, None]
     assert client._SPARES[(None, None, "cpu")] == []
     assert not any(w.alive for w, _ in spares)
+
+
+# An app that starts a worker, says its pid, and sends it a compile warm-up (seconds of work after torch's
+# import, itself 4 s here), waiting for its answer until it is killed.
+_BUSY_OWNER = ("from fusionviz.measure.client import warm_worker\nfrom fusionviz.measure.worker import Worker\n"
+               "w = Worker()\nw.start()\nprint(w.pid, flush=True)\nwarm_worker(w, 'cpu')\n")
+
+
+def test_a_worker_ends_within_a_second_of_an_owner_killed_outright_while_it_works() -> None:
+    root = Path(__file__).resolve().parents[2]
+    owner = subprocess.Popen([sys.executable, "-c", _BUSY_OWNER], cwd=root, stdout=subprocess.PIPE, text=True)
+    assert owner.stdout is not None
+    worker = psutil.Process(int(owner.stdout.readline()))
+    try:
+        time.sleep(0.5)  # the warm-up's line written to the worker's stdin
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(timeout=30)
+        killed = time.monotonic()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            while worker.status() != psutil.STATUS_ZOMBIE and time.monotonic() - killed < 30:
+                time.sleep(0.05)
+        lived = time.monotonic() - killed
+        assert lived < 1.5, f"the worker outlived its owner by {lived:.1f} s"
+    finally:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            worker.kill()
