@@ -10,7 +10,6 @@ import streamlit as st
 
 from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, Methodology, methodology
 from fusionviz.analysis.report import Report, analyse
-from fusionviz.charts.methodology import methodology_figure
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import NaiveRun, SessionRun
 from fusionviz.records.config import COMPILED_MODES, RunConfig, default_threads
@@ -74,7 +73,7 @@ def show(report: Report, against: Methodology | None) -> None:
         st.info(f"{plain(against.naive.mode if against else mode)} did not run properly here, so there is nothing "
                 "to compare.")
         return
-    sections.chart(methodology_figure(against.table, settings), "methodology", stamp=report.source.stamp)
+    sections.chart(sections.methodology_chart(against, settings), "methodology", stamp=report.source.stamp)
     tables.show(against.table, "m_table", helps=METHODOLOGY_COLUMNS)
     st.caption(plain(against.note))
 

@@ -19,7 +19,6 @@ from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
-from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_problem
@@ -218,7 +217,7 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
                 "set against.")
         return
     st.subheader("The naive loop against this measurement")
-    sections.chart(methodology_figure(methodology.table, settings), "methodology", stamp=report.source.stamp,
+    sections.chart(sections.methodology_chart(methodology, settings), "methodology", stamp=report.source.stamp,
                    settings=settings)
     tables.show(methodology.table, "lab_methodology", presentable=False)
     st.caption(plain(methodology.note))
@@ -282,9 +281,9 @@ def show_rest(report: Report, settings: ChartSettings) -> None:
 def warm_parts(session: Session) -> list[Callable[[], object]]:
     """What the lab draws of `session` at the desk, in the order it draws it, as parts that each build into the
     caches the lab reads (ui/warm.py): the analysis, the latency and metrics charts stamped with their source,
-    the timeline, what fused into what under the first compiled mode (the mode picker's first) and the
-    presentation's first view, drawn hidden. Parts of 0.1-0.3 s rather than one build of 0.4-0.7 s, so that a
-    click never waits long behind one."""
+    the timeline, what fused into what under the first compiled mode (the mode picker's first), the naive loop
+    against the measurement where the session has one, and the presentation's first view, drawn hidden. Parts
+    of 0.1-0.3 s rather than one build of 0.4-0.7 s, so that a click never waits long behind one."""
     settings = ChartSettings()
 
     def analysis() -> Report:
@@ -307,6 +306,12 @@ def warm_parts(session: Session) -> list[Callable[[], object]]:
         if compiled and compiled[0] in report.collapses:
             sections.drawn_json(_collapse(report.collapses[compiled[0]], settings), report.source.stamp, settings)
 
+    def methodology() -> None:
+        report = analysis()
+        if report.methodology is not None and report.methodology.note is not None:
+            sections.drawn_json(sections.methodology_chart(report.methodology, settings), report.source.stamp,
+                                settings)
+
     def presentation() -> None:
         report = analysis()
         view = presented(report)[0]
@@ -315,7 +320,7 @@ def warm_parts(session: Session) -> list[Callable[[], object]]:
             story.build_view(report, view, ChartSettings.presentation(), mode=choices[0] if choices else None,
                              height=LAB_CHART_PX)
 
-    return [analysis, charts, timeline, collapse, presentation]
+    return [analysis, charts, timeline, collapse, methodology, presentation]
 
 
 def warm_top(session: Session) -> None:

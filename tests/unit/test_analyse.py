@@ -18,6 +18,7 @@ from fusionviz.analysis import summary, timing
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.latency import latency_rows, metric_rows
 from fusionviz.lru import LRU
+from fusionviz.records.session import NaiveResult
 from tests.unit.factories import k, run, session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +71,26 @@ def test_a_lab_render_analyses_its_session_once(calls: Counter[str]) -> None:
     # One report made for the one session on screen, and each of its parts computed once.
     assert calls == {"Report": 1, "comparisons": 1, "summary_table": 1, "latency_estimates": 1,
                      "speedup_estimates": 1}
+
+
+def test_a_rerun_of_the_lab_builds_no_chart_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import sections
+
+    made: Counter[str] = Counter()
+    real = sections.methodology_figure
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made["methodology"] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(sections, "methodology_figure", counted)
+    shown = session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")})
+    shown.naive = NaiveResult(mode="default", calls=100, naive_eager_ms=1.0, naive_mode_ms=0.1, naive_speedup=10.0,
+                              key_averages_rows_eager=9, key_averages_rows_mode=4)
+    at = AppTest.from_function(lab_page, args=(shown,), default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("naive loop" in h.value for h in at.subheader)  # the methodology section was drawn
+    at.run()  # a rerun (a toggle, a click): every figure is found where the first run kept it
+    assert not at.exception and made == {"methodology": 1}
 
 
 def test_a_session_of_the_same_content_gets_the_same_report(calls: Counter[str]) -> None:
