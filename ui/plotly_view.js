@@ -47,13 +47,29 @@ function render(plot, presented = presenting()) {
 
 // New figures are drawn one per task, the highest on the page first: the browser paints the first chart once it
 // is drawn, not once every chart of the page is (a first visit's lab draws four, its timeline first as they mount).
+// One below the window waits for the page's idle time: drawn as they came, the lab's charts below the fold (each a
+// task of 0.05-0.17 s) held back the rest of the run's messages, and the switch to a session was answered once
+// they were all drawn.
 const queue = [];
-function pump() {
+let soon = false;  // a pump is queued as a task
+function pump(idle = false) {
+  if (!idle) soon = false;
+  if (!queue.length) return;
   const tops = queue.map((plot) => plot.getBoundingClientRect().top);
-  const plot = queue.splice(tops.indexOf(Math.min(...tops)), 1)[0];
+  const at = tops.indexOf(Math.min(...tops));
+  if (!idle && tops[at] >= window.innerHeight) {
+    requestIdleCallback(() => pump(true), { timeout: 1000 });
+    return;
+  }
+  const plot = queue.splice(at, 1)[0];
   if (plot.isConnected && plot.offsetParent && stale(plot)) render(plot);
-  if (queue.length) setTimeout(pump, 0);
+  if (queue.length) pumpSoon();
   else requestIdleCallback(stageNext, { timeout: 2000 });
+}
+function pumpSoon() {
+  if (soon) return;
+  soon = true;
+  setTimeout(pump, 0);
 }
 
 // The presentation's plots, hidden at the desk (and a view picker's views not on screen, a talk's neighbouring
@@ -101,7 +117,7 @@ function stage(plot) {
 function schedule(plot) {
   if (queue.includes(plot)) return;
   queue.push(plot);
-  if (queue.length === 1) setTimeout(pump, 0);
+  pumpSoon();
 }
 
 // A view picker the plot follows in the browser (data.picker, ui/served_views.py). Each view it offers has a plot

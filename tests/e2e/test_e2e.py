@@ -107,6 +107,31 @@ def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: st
     page.close()
 
 
+# Every plot laid out on the page (not hidden) drawn, those below the window too.
+EVERY_PLOT_DRAWN = ("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent)"
+                    ".every(p => p._fullLayout && p.querySelector('.main-svg'))")
+
+
+def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: str, browser: Browser) -> None:
+    """The charts under the window wait for the page's idle time after a switch (ui/plotly_view.js), and come
+    then, with nobody scrolling to them."""
+    page = browser.new_page(viewport=SLIDE)
+    page.goto(server)
+    page.get_by_text("Kernels and generated code").wait_for(timeout=120_000)
+    settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session"),
+           "h200_mlp_512x256_float32.json.gz")
+    page.get_by_text("The naive loop against this measurement").wait_for(timeout=60_000)
+    below = page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent && "
+                          "p.getBoundingClientRect().top >= window.innerHeight).length")
+    assert below >= 3, below  # the timeline, what fused into what and the naive loop's chart at least
+    page.wait_for_function(EVERY_PLOT_DRAWN, timeout=10_000)
+    assert page.evaluate("window.scrollY") == 0
+    no_exceptions(page)
+    page.close()
+
+
 def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, shots: Path) -> None:
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(server)
