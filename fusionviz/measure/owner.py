@@ -14,8 +14,8 @@ def watch_owner() -> None:
     """End this worker, its compile workers too (its process group: `Worker` starts it in a session of its
     own), once the process that started it is gone. An owner that ended without closing it (killed outright, or
     a server stopped while a daemon thread waited on a worker) left it importing torch, then running the job it
-    was last sent: a core taken for seconds after the app had gone, and the next server's first chart 1-2 s
-    late (benchmarks/RESULTS.md). The end of its stdin is seen only between jobs."""
+    was last sent: a core taken for 4-6 s after the app had gone (benchmarks/RESULTS.md). The end of its stdin
+    is seen only between jobs."""
     threading.Thread(target=_end_with, args=(os.getppid(),), name="fusionviz-owner-watch", daemon=True).start()
 
 
