@@ -107,9 +107,13 @@ def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: st
     page.close()
 
 
-# Every plot laid out on the page (not hidden) drawn, those below the window too.
-EVERY_PLOT_DRAWN = ("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent)"
+# Every plot laid out on the page (not hidden) drawn, those below the window too. A plot's div is a
+# .fusionviz-plot from its mount (ui/plotly_view.js); Plotly marks it .js-plotly-plot only once it has drawn it.
+EVERY_PLOT_DRAWN = ("[...document.querySelectorAll('.fusionviz-plot')].filter(p => p.offsetParent)"
                     ".every(p => p._fullLayout && p.querySelector('.main-svg'))")
+# How many plots are laid out below the window, drawn or not.
+PLOTS_BELOW = ("[...document.querySelectorAll('.fusionviz-plot')].filter(p => p.offsetParent && "
+               "p.getBoundingClientRect().top >= window.innerHeight).length")
 
 
 def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: str, browser: Browser) -> None:
@@ -123,9 +127,8 @@ def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: s
     choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session"),
            "h200_mlp_512x256_float32.json.gz")
     page.get_by_text("The naive loop against this measurement").wait_for(timeout=60_000)
-    below = page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent && "
-                          "p.getBoundingClientRect().top >= window.innerHeight).length")
-    assert below >= 3, below  # the timeline, what fused into what and the naive loop's chart at least
+    # The timeline, what fused into what and the naive loop's chart at least, mounted as the run ends.
+    page.wait_for_function(f"{PLOTS_BELOW} >= 3", timeout=10_000)
     page.wait_for_function(EVERY_PLOT_DRAWN, timeout=10_000)
     assert page.evaluate("window.scrollY") == 0
     no_exceptions(page)
