@@ -13,9 +13,11 @@ once the page's own scripts have loaded. The plots (ui/plotly_view.js) wait for 
 from __future__ import annotations
 
 import hashlib
+import re
 import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -30,17 +32,30 @@ UMD_HEAD = '} (typeof self !== "undefined" ? self : this, () => {\n'  # plotly.j
 UMD_TAIL = "\nreturn Plotly;\n}));"  # and closed
 
 
+# plotly.js's own cartesian bundle (scripts/vendor_plotly.py fetches it), at the version plotly.py ships: 1.5 MB
+# against the full bundle's 4.6 MB, it held a blank page's first plot back 0.43 s against 0.94 s (eight loads each,
+# benchmarks/RESULTS.md). It holds the trace types below, every one the app draws (tests/unit/test_registry.py;
+# in the browser, tests/e2e/pages.py): a type outside it would be drawn as a scatter, without a word.
+BUNDLE = Path(__file__).with_name("vendor") / "plotly-cartesian.min.js"
+BUNDLE_TRACES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
+                           "image", "pie", "scatter", "scatterternary", "violin"})
+
+
+def bundle_version() -> str:
+    """The version its first lines name ("plotly.js (cartesian - minified) v4.1.1")."""
+    found = re.search(r"plotly\.js \(cartesian - minified\) v(\S+)", BUNDLE.read_text()[:200])
+    return found.group(1) if found else ""
+
+
 @cache
 def plotly_js() -> bytes:
-    """plotly.py's plotly.js, its module then kept as `fusionvizPlotly`, and its code run as the script itself
-    rather than as the factory its UMD wrapper hands to a loader. Chromium compiles a script's own code while it
-    loads, off the main thread, and a function only when it is called, on it: the factory (the whole library)
-    took 0.3 s of the main thread to compile, and a blank page read the file in 0.92 s against 1.28 s as it
-    ships (six loads each, benchmarks/RESULTS.md). The code is strict inside the wrapper, and stays so (its
-    first statement is "use strict"); a build laid out otherwise is served whole."""
-    from plotly.offline import get_plotlyjs
-
-    shipped = get_plotlyjs().rstrip()
+    """The bundle, its module then kept as `fusionvizPlotly`, and its code run as the script itself rather than
+    as the factory its UMD wrapper hands to a loader. Chromium compiles a script's own code while it loads, off
+    the main thread, and a function only when it is called, on it: the factory (the whole library) took 0.3 s of
+    the main thread to compile, and a blank page read the full bundle in 0.92 s against 1.28 s as it ships (six
+    loads each, benchmarks/RESULTS.md). The code is strict inside the wrapper, and stays so (its first statement
+    is "use strict"); a build laid out otherwise is served whole."""
+    shipped = BUNDLE.read_text().rstrip()
     start = shipped.find(UMD_HEAD)
     code = shipped[start + len(UMD_HEAD):-len(UMD_TAIL)] if start > 0 and shipped.endswith(UMD_TAIL) else shipped
     return (code + "\n;globalThis.fusionvizPlotly = window.Plotly;\n").encode()
@@ -48,11 +63,9 @@ def plotly_js() -> bytes:
 
 @cache
 def plotly_name() -> str:
-    """The file's name, relative to the page's URL (so under any `server.baseUrlPath`): plotly's version and
+    """The file's name, relative to the page's URL (so under any `server.baseUrlPath`): plotly.js's version and
     the content's digest, so a new build is a new URL to browsers."""
-    import plotly
-
-    return f"fusionviz-plotly-{plotly.__version__}-{hashlib.sha256(plotly_js()).hexdigest()[:12]}.js"
+    return f"fusionviz-plotly-{bundle_version()}-{hashlib.sha256(plotly_js()).hexdigest()[:12]}.js"
 
 
 def head_lines() -> bytes:

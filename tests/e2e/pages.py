@@ -19,5 +19,16 @@ def settle(page: Page) -> None:
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
 
 
+# The trace types of the plots drawn on the page that the page's plotly.js (a partial bundle, ui/page_head.py)
+# lacks: it would draw each as a scatter, without a word.
+UNKNOWN_TRACES = """() => { const known = new Set(Object.keys(globalThis.fusionvizPlotly.PlotSchema.get().traces));
+  return [...document.querySelectorAll('.js-plotly-plot')].flatMap(p => [...(p.data || []),
+    ...(p._transitionData && p._transitionData._frames || []).flatMap(f => f.data || [])])
+    .map(t => t.type || 'scatter').filter(type => !known.has(type)); }"""
+
+
 def no_exceptions(page: Page) -> None:
+    """No exception on the page, and no plot of a trace type its plotly.js cannot draw."""
     assert page.locator('[data-testid="stException"]').count() == 0
+    if page.evaluate("!!globalThis.fusionvizPlotly"):
+        assert page.evaluate(UNKNOWN_TRACES) == []

@@ -8,15 +8,14 @@ import hashlib
 import re
 from typing import Any
 
-import plotly
-from plotly.offline import get_plotlyjs
+from plotly.offline import get_plotlyjs_version
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ui.page_head import PageHead, head_lines, plotly_js, plotly_name
+from ui.page_head import BUNDLE, PageHead, bundle_version, head_lines, plotly_js, plotly_name
 
 PAGE = "<html><head><title>t</title></head><body>" + "x" * 2000 + "</body></html>"  # past gzip's minimum size
 
@@ -53,13 +52,19 @@ def ask(path: str, method: str = "GET", gzip: bool = False) -> tuple[int, dict[b
     return start["status"], dict(start["headers"]), body
 
 
-def test_plotly_js_is_plotly_py_s_code_run_as_the_script_with_its_module_kept() -> None:
-    text, shipped = plotly_js().decode(), get_plotlyjs()
+def test_plotly_js_is_the_vendored_bundle_s_code_run_as_the_script_with_its_module_kept() -> None:
+    text, shipped = plotly_js().decode(), BUNDLE.read_text()
     assert text.startswith('"use strict";var Plotly=') and "window.Plotly = Plotly;" in text
     assert text.endswith("globalThis.fusionvizPlotly = window.Plotly;\n") and "module.exports" not in text[:200]
     assert text[:-len(";globalThis.fusionvizPlotly = window.Plotly;\n")].strip() in shipped
     digest = hashlib.sha256(plotly_js()).hexdigest()[:12]
-    assert plotly_name() == f"fusionviz-plotly-{plotly.__version__}-{digest}.js"
+    assert plotly_name() == f"fusionviz-plotly-{get_plotlyjs_version()}-{digest}.js"
+
+
+def test_the_bundle_is_the_plotly_js_plotly_py_ships() -> None:
+    """The browser draws with the plotly.js plotly.py builds its figures for (and kaleido's slides are drawn
+    with): after a change of plotly, run scripts/vendor_plotly.py."""
+    assert bundle_version() == get_plotlyjs_version()
 
 
 def test_every_page_names_plotly_js_once_before_its_head_ends_compressed_or_not() -> None:
