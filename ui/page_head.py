@@ -33,9 +33,10 @@ UMD_TAIL = "\nreturn Plotly;\n}));"  # and closed
 
 
 # plotly.js's own cartesian bundle (scripts/vendor_plotly.py fetches it), at the version plotly.py ships: 1.5 MB
-# against the full bundle's 4.6 MB, it held a blank page's first plot back 0.43 s against 0.94 s (eight loads each,
-# benchmarks/RESULTS.md). It holds the trace types below, every one the app draws (tests/unit/test_registry.py;
-# in the browser, tests/e2e/pages.py): a type outside it would be drawn as a scatter, without a word.
+# against the full bundle's 4.8 MB, a blank page drew its first plot 0.29 s after the navigation began, against
+# 0.62 s (benchmarks/bench_plotly_load.py, RESULTS.md). It holds the trace types below, every one the app draws
+# (tests/unit/test_registry.py; in the browser, tests/e2e/pages.py): a type outside it is drawn as a scatter,
+# without a word.
 BUNDLE = Path(__file__).with_name("vendor") / "plotly-cartesian.min.js"
 BUNDLE_TRACES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
                            "image", "pie", "scatter", "scatterternary", "violin"})
