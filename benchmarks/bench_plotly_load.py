@@ -1,5 +1,5 @@
 """plotly.js read by a blank page (issue 22): the file the app serves (ui/page_head.py: plotly.js's cartesian
-bundle, run as the script itself) against plotly.py's full bundle treated the same way (the peer: what the app
+bundle, run as the script itself) against plotly.py's full bundle unwrapped the same way (the peer: what the app
 served until 2026-12-03), in the real headless Chromium, each load in a fresh browser context over HTTP, the
 two taken in turn. Timed from the navigation's start to a first plot (a bar and a heatmap) drawn: what a first
 visit's first chart waits on in the browser, without Streamlit.
@@ -26,20 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_app import CHROMIUM, report
 
-from ui.page_head import UMD_HEAD, UMD_TAIL, plotly_js
+from ui.page_head import plotly_js, unwrapped
 
 PAGE = """<html><head><script src="{script}"></script></head><body><div id="plot" style="width: 1500px"></div>
 <script>fusionvizPlotly.newPlot(plot, [{{type: "bar", x: [1, 2, 3], y: [3, 1, 2]}},
   {{type: "heatmap", z: [[1, 2], [3, 4]], xaxis: "x2", yaxis: "y2"}}])
   .then(() => {{ window.drawn = performance.now(); }});
 </script></body></html>"""
-
-
-def unwrapped(shipped: str) -> bytes:
-    """plotly.py's bundle as ui/page_head.plotly_js serves its own: run as the script, its module kept."""
-    shipped = shipped.rstrip()
-    start = shipped.find(UMD_HEAD)
-    return (shipped[start + len(UMD_HEAD):-len(UMD_TAIL)] + "\n;globalThis.fusionvizPlotly = window.Plotly;\n").encode()
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

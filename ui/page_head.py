@@ -50,13 +50,18 @@ def bundle_version() -> str:
 
 @cache
 def plotly_js() -> bytes:
-    """The bundle, its module then kept as `fusionvizPlotly`, and its code run as the script itself rather than
-    as the factory its UMD wrapper hands to a loader. Chromium compiles a script's own code while it loads, off
+    """The bundle as served (`unwrapped`)."""
+    return unwrapped(BUNDLE.read_text())
+
+
+def unwrapped(shipped: str) -> bytes:
+    """A plotly.js build, its module then kept as `fusionvizPlotly`, and its code run as the script itself rather
+    than as the factory its UMD wrapper hands to a loader. Chromium compiles a script's own code while it loads, off
     the main thread, and a function only when it is called, on it: the factory (the whole library) took 0.3 s of
     the main thread to compile, and a blank page read the full bundle in 0.92 s against 1.28 s as it ships (six
     loads each, benchmarks/RESULTS.md). The code is strict inside the wrapper, and stays so (its first statement
     is "use strict"); a build laid out otherwise is served whole."""
-    shipped = BUNDLE.read_text().rstrip()
+    shipped = shipped.rstrip()
     start = shipped.find(UMD_HEAD)
     code = shipped[start + len(UMD_HEAD):-len(UMD_TAIL)] if start > 0 and shipped.endswith(UMD_TAIL) else shipped
     return (code + "\n;globalThis.fusionvizPlotly = window.Plotly;\n").encode()
