@@ -43,8 +43,10 @@ BUNDLE_TRACES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "his
 
 
 def bundle_version() -> str:
-    """The version its first lines name ("plotly.js (cartesian - minified) v4.1.1")."""
-    found = re.search(r"plotly\.js \(cartesian - minified\) v(\S+)", BUNDLE.read_text()[:200])
+    """The version its first lines name ("plotly.js (cartesian - minified) v4.1.1"): those read alone, not the
+    1.5 MB that `plotly_js` reads once."""
+    with BUNDLE.open() as bundle:
+        found = re.search(r"plotly\.js \(cartesian - minified\) v(\S+)", bundle.read(200))
     return found.group(1) if found else ""
 
 
