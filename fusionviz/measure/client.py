@@ -77,14 +77,16 @@ def timing_core(device: str) -> int:
 
 
 class _TimingWorkers:
-    """`count` fresh workers: spares started and warmed before the run (`keep_spares`), the rest started at once
-    so that their torch imports overlap the capture. The warm-ups of those (what any compile pays before its own
-    work, `WarmJob`) start when `begin` is called: once the capture's worker reports its first stage, i.e. has
-    finished what was ahead of it in its line. On a machine that never compiled, that is the lab's warm-up
-    building Inductor's C++ header and probing the CPU: with three warm-ups beside it, which wait for its results
-    but preprocess the header each, it took 23.1 s on two cores, alone 16.5 s. `warmed` returns them once every
-    one is warm, so that no warm-up runs beside a timing. They share the capture's Inductor cache, so their
-    compiles are cache hits. With a `core` (GPU runs) each runs on that core from its start, so its memory is
+    """`count` fresh workers: spares started and warmed before the run (`keep_spares`), the rest brought up one
+    at a time from the run's start until `begin` is called, once the capture's worker reports its first stage
+    (has finished what was ahead of it in its line): each in turn imports torch and pays the Python part of a
+    first compile (`WarmJob` without compile). On a machine that never compiled, what is ahead of the capture
+    is the lab's warm-up building Inductor's C++ header and probing the CPU, one g++ on each core of two: three
+    workers importing torch beside it at once made it 10-12 s against 5-8 s alone (benchmarks/RESULTS.md), and
+    three warm-ups beside it, which wait for its results but preprocess the header each, 23.1 s against 16.5 s.
+    From `begin` on, every worker not yet up comes up at once, and each then warms (`WarmJob`: its compile hits
+    the capture's Inductor cache). `warmed` returns them once every one is warm, so that no warm-up runs beside
+    a timing. With a `core` (GPU runs) each runs on that core from its start, so its memory is
     allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the H200
     machine, while a script pinned from its start agreed with the fastest of them. Each worker times one run
     only, a spare as much as the others: a spare is a fresh process started earlier, not one reused."""
@@ -93,21 +95,27 @@ class _TimingWorkers:
         spares = _take_spares((cache_dir, core, device), count)
         fresh = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
                  for _ in range(count - len(spares))]
-        for w in fresh:
-            w.start()
         self.workers = [w for w, _ in spares] + fresh
         self._fresh = fresh
         self._device = device
-        self._pool = ThreadPoolExecutor(max_workers=max(len(fresh), 1), thread_name_prefix="fusionviz-warm")
+        self._pool = ThreadPoolExecutor(max_workers=len(fresh) + 1, thread_name_prefix="fusionviz-warm")
         self._warming: list[Future[None]] = [warming for _, warming in spares]
-        self._begun = False
+        self._begun = threading.Event()
         self._lock = threading.Lock()
+        if fresh:
+            self._pool.submit(self._one_at_a_time)
+
+    def _one_at_a_time(self) -> None:
+        for worker in self._fresh:
+            if self._begun.is_set():
+                return  # `begin` brings up the rest at once
+            _warm(worker, self._device, compile=False)
 
     def begin(self) -> None:
-        """Start the fresh workers' warm-ups, once (later calls do nothing)."""
+        """Bring up every fresh worker not yet up and warm each, once (later calls do nothing)."""
         with self._lock:
-            if not self._begun:
-                self._begun = True
+            if not self._begun.is_set():
+                self._begun.set()
                 self._warming += [self._pool.submit(_warm, w, self._device) for w in self._fresh]
 
     def warmed(self) -> list[Worker]:
@@ -119,6 +127,7 @@ class _TimingWorkers:
     def close(self) -> None:
         """End every worker (`contextlib.closing` calls it however the run ends); a warm-up still running ends
         with its worker."""
+        self._begun.set()
         for w in self.workers:
             w.close()
         self._pool.shutdown()
@@ -163,16 +172,16 @@ def _end_spares() -> None:
         _SPARES.clear()
 
 
-def _warm(worker: Worker, device: str) -> None:
+def _warm(worker: Worker, device: str, compile: bool = True) -> None:
     """A timing worker's warm-up; its failure is left to the timing job, which reports it as that process's."""
     with contextlib.suppress(WorkerError, ConfigError):
-        warm_worker(worker, device)
+        warm_worker(worker, device, compile=compile)
 
 
-def warm_worker(worker: Worker, device: str, timeout_s: float = 300.0) -> float:
-    """Have `worker` pay now what its first compile on `device` pays before its own work (`WarmJob`); returns
-    the seconds it took there."""
-    reply: WarmReply = _ask(worker, WarmJob(device), WarmReply, None, timeout_s)
+def warm_worker(worker: Worker, device: str, timeout_s: float = 300.0, compile: bool = True) -> float:
+    """Have `worker` pay now what its first compile on `device` pays before its own work (`WarmJob`; with
+    `compile` False its Python part only); returns the seconds it took there."""
+    reply: WarmReply = _ask(worker, WarmJob(device, compile), WarmReply, None, timeout_s)
     return reply.seconds
 
 

@@ -43,9 +43,9 @@ def handle(job: Job, progress: Progress) -> Reply:
         progress("calibrating the device's ceilings" if job.redo else "the device's ceilings")
         return CeilingsReply(ceilings=ceilings.of_config(job.config, redo=job.redo))
     if isinstance(job, WarmJob):
-        from fusionviz.measure.harness import warm_compiler
+        from fusionviz.measure.harness import prepare_compiler, warm_compiler
 
-        return WarmReply(seconds=warm_compiler(job.device))
+        return WarmReply(seconds=warm_compiler(job.device) if job.compile else prepare_compiler())
     if isinstance(job, NaiveJob):
         from fusionviz.measure import naive
 

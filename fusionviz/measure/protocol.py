@@ -94,9 +94,11 @@ class CeilingsJob:
 
 @dataclass(frozen=True)
 class WarmJob:
-    """Pay now what the first compile on `device` pays before its own work (a timing worker, while it waits)."""
+    """Pay now what the first compile on `device` pays before its own work (a timing worker, while it waits);
+    with `compile` False only the part that runs no C++ compiler and waits for nothing (imports, a first trace)."""
 
     device: str
+    compile: bool = True
     op: ClassVar[str] = "warm"
 
 

@@ -1,0 +1,42 @@
+"""A run's fresh timing workers come up one at a time until its capture begins, so that while the capture's worker
+is still busy with what was ahead of it (on a machine that never compiled, Inductor's C++ header and the CPU's
+probe, one g++ per core of two) they take one core, not three; once the capture begins, all at once."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+
+import psutil
+
+from fusionviz.measure import client
+from fusionviz.measure.worker import Worker
+
+COUNT = 3
+
+
+def _started(workers: list[Worker], timeout_s: float) -> list[float]:
+    """Each worker's process start time, once every one has started."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not all(w.pid for w in workers):
+        time.sleep(0.02)
+    pids = [w.pid for w in workers]
+    assert all(pids), f"not every timing worker started: {pids}"
+    return [psutil.Process(pid).create_time() for pid in pids if pid]
+
+
+def test_before_the_capture_begins_each_timing_worker_starts_once_the_one_before_is_prepared() -> None:
+    with contextlib.closing(client._TimingWorkers(COUNT, None, None, "cpu")) as timers:
+        started = _started(timers.workers, timeout_s=120)
+        # a torch import and a first trace (about 3 s here) between two starts; started together, milliseconds
+        assert all(later - earlier > 1.0 for earlier, later in itertools.pairwise(started)), started
+        assert len(timers.warmed()) == COUNT and all(w.alive for w in timers.workers)
+
+
+def test_once_the_capture_begins_every_timing_worker_not_yet_up_starts_at_once() -> None:
+    with contextlib.closing(client._TimingWorkers(COUNT, None, None, "cpu")) as timers:
+        timers.begin()
+        started = _started(timers.workers, timeout_s=30)
+        assert max(started) - min(started) < 1.0, started
+        assert len(timers.warmed()) == COUNT
