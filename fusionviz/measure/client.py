@@ -118,8 +118,11 @@ class _TimingWorkers:
                 self._begun.set()
                 self._warming += [self._pool.submit(_warm, w, self._device) for w in self._fresh]
 
-    def warmed(self) -> list[Worker]:
+    def warmed(self, progress: Progress | None = None) -> list[Worker]:
+        """The workers, once every one is warm; says so in `progress` where that is still to wait for."""
         self.begin()
+        if progress is not None and not all(future.done() for future in self._warming):
+            progress("starting the timing processes")
         for future in self._warming:
             future.result()
         return self.workers
@@ -254,7 +257,8 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
                                            config.timeout_s)
             naive = reply_naive.naive
-        processes = [_time(timer, config, ran, i, progress) for i, timer in enumerate(timers.warmed())] if ran else []
+        processes = [_time(timer, config, ran, i, progress)
+                     for i, timer in enumerate(timers.warmed(progress))] if ran else []
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),

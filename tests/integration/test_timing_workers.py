@@ -12,6 +12,7 @@ import psutil
 
 from fusionviz.measure import client
 from fusionviz.measure.worker import Worker
+from fusionviz.records.config import RunConfig, default_threads
 
 COUNT = 3
 
@@ -40,3 +41,13 @@ def test_once_the_capture_begins_every_timing_worker_not_yet_up_starts_at_once()
         started = _started(timers.workers, timeout_s=30)
         assert max(started) - min(started) < 1.0, started
         assert len(timers.warmed()) == COUNT
+
+
+def test_a_run_says_when_it_waits_for_its_timing_processes() -> None:
+    """A capture of a small model ends seconds before three fresh workers are warm; the wait is a stage of its own,
+    not the last stage shown (it read "the device's ceilings" for 5-6 s in the app)."""
+    stages: list[str] = []
+    client.run_session(RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3,
+                                 threads=default_threads()), progress=stages.append)
+    waiting = stages.index("starting the timing processes")
+    assert stages[waiting - 1] == "the device's ceilings" and stages[waiting + 1].startswith("timing process 1:")
