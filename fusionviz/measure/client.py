@@ -129,10 +129,10 @@ class _TimingWorkers:
 
     def close(self) -> None:
         """End every worker (`contextlib.closing` calls it however the run ends); a warm-up still running ends
-        with its worker."""
+        with its worker, and one not yet started finds it ended."""
         self._begun.set()
         for w in self.workers:
-            w.close()
+            w.end()
         self._pool.shutdown()
 
 

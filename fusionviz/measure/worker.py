@@ -115,7 +115,12 @@ class Worker:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self.tmp_dir: str | None = None  # the running process's own temporary folder
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one request at a time
+        # A start and a close, one at a time (a close takes no request lock, so that it can stop a request): a
+        # close during a start closed the log file the start hands the child, and the start's own pipe took its
+        # descriptor, so the child held that pipe open and the start waited on it forever.
+        self._life = threading.RLock()
+        self._ended = False  # `end` was called: no process starts again
         self._buffer = b""
 
     @property
@@ -135,6 +140,12 @@ class Worker:
         return self._proc.pid if self.alive and self._proc is not None else None
 
     def _start(self) -> subprocess.Popen[bytes]:
+        with self._life:
+            if self._ended:
+                raise WorkerError("the worker was ended before its job could start", "crash")
+            return self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
         self.close()  # what is left of a process that died while idle: its pipes and log
         # Unnamed: no file is left behind however the worker or this process ends.
         self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
@@ -249,7 +260,18 @@ class Worker:
     def close(self) -> None:
         """Stop the worker (the whole process group: compile workers too). Safe from two threads at once: a
         request that fails closes its worker while the run it belongs to closes it too (a cancelled run's timing
-        workers, still warming)."""
+        workers, still warming). A later request starts a new process; after `end`, none."""
+        with self._life:
+            self._close()
+
+    def end(self) -> None:
+        """Close for good: a request after it, or one waiting for this worker (a warm-up queued when its run
+        ended), fails instead of starting a process nobody would close."""
+        with self._life:
+            self._ended = True
+            self._close()
+
+    def _close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
             if proc.poll() is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import time
 
 import psutil
@@ -51,3 +52,25 @@ def test_a_run_says_when_it_waits_for_its_timing_processes() -> None:
                                  threads=default_threads()), progress=stages.append)
     waiting = stages.index("starting the timing processes")
     assert stages[waiting - 1] == "the device's ceilings" and stages[waiting + 1].startswith("timing process 1:")
+
+
+def _serving() -> set[int]:
+    """This process's worker processes now."""
+    return {p.pid for p in psutil.Process().children(recursive=True)
+            if "fusionviz.measure.serve" in " ".join(p.cmdline())}
+
+
+def test_a_run_that_ends_while_its_timing_workers_start_ends_them_all() -> None:
+    """A run refused by its capture closes its timing workers within milliseconds, while the first is starting:
+    CI hung there (a close freed the log file the start was handing its child, and the start then waited on a pipe
+    the child held). Every close must return, leaving no worker process, however early it comes."""
+    before = _serving()
+    for delay_ms in range(0, 60, 3):
+        timers = client._TimingWorkers(COUNT, None, None, "cpu")
+        time.sleep(delay_ms / 1000)
+        closing = threading.Thread(target=timers.close, daemon=True)
+        closing.start()
+        closing.join(timeout=30)
+        assert not closing.is_alive(), f"closing {delay_ms} ms after the run began did not return"
+        assert not any(w.alive for w in timers.workers), f"a worker outlived its run ({delay_ms} ms)"
+    assert _serving() <= before
