@@ -119,7 +119,7 @@ class Worker:
         # A start and a close, one at a time (a close takes no request lock, so that it can stop a request): a
         # close during a start closed the log file the start hands the child, and the start's own pipe took its
         # descriptor, so the child held that pipe open and the start waited on it forever.
-        self._life = threading.RLock()
+        self._life = threading.Lock()
         self._ended = False  # `end` was called: no process starts again
         self._buffer = b""
 
@@ -146,7 +146,7 @@ class Worker:
             return self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        self.close()  # what is left of a process that died while idle: its pipes and log
+        self._close()  # what is left of a process that died while idle (`_start` holds `_life`)
         # Unnamed: no file is left behind however the worker or this process ends.
         self._log = tempfile.TemporaryFile(prefix="fusionviz-worker-", suffix=".log")  # noqa: SIM115
         # A private temporary folder (the profiler's trace files, compile scratch), removed by `close` however

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import time
 
@@ -14,6 +15,7 @@ import psutil
 from fusionviz.measure import client
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, default_threads
+from tests.servers import measuring_workers
 
 COUNT = 3
 
@@ -54,17 +56,11 @@ def test_a_run_says_when_it_waits_for_its_timing_processes() -> None:
     assert stages[waiting - 1] == "the device's ceilings" and stages[waiting + 1].startswith("timing process 1:")
 
 
-def _serving() -> set[int]:
-    """This process's worker processes now."""
-    return {p.pid for p in psutil.Process().children(recursive=True)
-            if "fusionviz.measure.serve" in " ".join(p.cmdline())}
-
-
 def test_a_run_that_ends_while_its_timing_workers_start_ends_them_all() -> None:
     """A run refused by its capture closes its timing workers within milliseconds, while the first is starting:
     CI hung there (a close freed the log file the start was handing its child, and the start then waited on a pipe
     the child held). Every close must return, leaving no worker process, however early it comes."""
-    before = _serving()
+    before = {p.pid for p in measuring_workers(os.getpid())}
     for delay_ms in range(0, 60, 3):
         timers = client._TimingWorkers(COUNT, None, None, "cpu")
         time.sleep(delay_ms / 1000)
@@ -73,4 +69,4 @@ def test_a_run_that_ends_while_its_timing_workers_start_ends_them_all() -> None:
         closing.join(timeout=30)
         assert not closing.is_alive(), f"closing {delay_ms} ms after the run began did not return"
         assert not any(w.alive for w in timers.workers), f"a worker outlived its run ({delay_ms} ms)"
-    assert _serving() <= before
+    assert {p.pid for p in measuring_workers(os.getpid())} <= before
