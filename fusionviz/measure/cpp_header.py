@@ -37,10 +37,10 @@ def never_built() -> bool:
 
 
 def build_ahead(isa: VecISA) -> threading.Thread | None:
-    """Start building the header Inductor's C++ kernels will include with `isa`'s flags (pass a copy: Inductor's
-    probe changes a set's flags while it checks one of its features), where none was ever built and Inductor
-    precompiles headers; returns the thread, which logs rather than raises (Inductor builds the header itself
-    if this one is not the one it asks for)."""
+    """Start building the header Inductor's C++ kernels will include with `isa`'s flags (the set as its probe will
+    leave it, `vec_isa.as_probed`: a set not yet probed lacks the flags of its optional features), where none was
+    ever built and Inductor precompiles headers; returns the thread, which logs rather than raises (Inductor
+    builds the header itself if this one is not the one it asks for)."""
     if not (torch._inductor.config.cpp_cache_precompile_headers and never_built()):
         return None
     thread = threading.Thread(target=_build, args=(isa,), name="fusionviz-cpp-header")  # a Python ending waits
