@@ -16,9 +16,10 @@ Every round takes each contender in turn:
   Inductor cache) and without (the cache warm from the round's earlier runs);
 - the app: a freshly started server on an empty library (the widgets keep the lab's defaults, which are this
   configuration), in Chromium: from the Run button pressed to the result drawn ("This run was measured in"); once
-  with a fresh temporary folder for the server (nothing compiled on this machine before: Inductor's cache and its
-  precompiled header), then on a server started again on that folder (compiled before; a result is kept only in
-  its server's store, so this is a run, not an answer from the cache).
+  with a fresh temporary folder and user cache folder for the server (nothing compiled on this machine before:
+  Inductor's cache and its precompiled header, nor the device's ceilings calibrated), then on a server started
+  again on those folders (compiled before; a result is kept only in its server's store, so this is a run, not an
+  answer from the cache).
 
 Seconds, median (min–max) of the rounds.
 """
@@ -110,11 +111,12 @@ def main() -> int:
                 record(f"{name}: CLI: fusionviz run, cache warm", []).append(cli(root, cold=False))
                 library = tempfile.mkdtemp(prefix="fusionviz-bench-live-library-")
                 env = {**os.environ, "FUSIONVIZ_SESSIONS_DIR": library,
-                       "TMPDIR": tempfile.mkdtemp(prefix="fusionviz-bench-live-tmp-")}
+                       "TMPDIR": tempfile.mkdtemp(prefix="fusionviz-bench-live-tmp-"),
+                       "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="fusionviz-bench-live-user-cache-")}
                 for label in ("app: Run to result, nothing compiled on the machine before",
                               "app: Run to result, compiled before (a server started again)"):
-                    server, url = serve(root / "app.py", env, cwd=root)  # the same temporary folder: the second
-                    try:                                                 # finds the cache
+                    server, url = serve(root / "app.py", env, cwd=root)  # the same folders: the second finds the
+                    try:                                                 # caches
                         page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
                         record(f"{name}: {label}", []).append(app_run(page, url))
                         page.context.close()
