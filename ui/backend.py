@@ -89,8 +89,8 @@ def _ordinal(n: int) -> str:
 
 def _waiting_label(ticket: Ticket[Any], queues: DeviceQueues) -> str:
     """Where the run stands: its place in line (and, behind the worker's warm-up, what that pays for: on a
-    machine that never compiled, the 15–20 s a first Run waits there), or its latest stage, with the seconds it
-    has spent there."""
+    machine that never compiled, the 5–6 s a first Run pressed at once waits there, benchmarks/RESULTS.md), or
+    its latest stage, with the seconds it has spent there."""
     now, position = time.monotonic(), ticket.position()
     if position:
         ahead = queues.running(ticket.device)
