@@ -33,7 +33,7 @@ for model_name in ("mlp", "linear_ln_gelu"):
                 warm_until_steady(step, device, config.warmup_calls)
                 ours, theirs = [], []
                 for _ in range(ROUNDS):
-                    _, rounds = interleaved_rounds({mode: step}, device, config.rounds)
+                    rounds = interleaved_rounds({mode: step}, device, config.rounds)[1]
                     ours.append(statistics.median(r[mode] for r in rounds))
                     theirs.append(reference_ms(fn, inputs[0]))
             a, b = statistics.median(ours), statistics.median(theirs)

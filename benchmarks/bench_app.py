@@ -20,6 +20,7 @@ is the median of `--rounds`.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import socket
@@ -358,14 +359,14 @@ def main() -> int:
                 if where is None:  # kernels become clickable once a zoom has narrowed them to a few hundred
                     narrow = page.evaluate(PLOT_BOX)
                     record("box drawn to a clickable window", []).append(timed(
-                        page, lambda b=narrow: drag(page, b, 0.40, 0.43),
+                        page, functools.partial(drag, page, narrow, 0.40, 0.43),
                         text_shown("click a kernel for its code") + " && !" + text_shown("Every kernel in the whole")))
                     where = page.evaluate(CLICK_KERNEL)
                 page.mouse.move(where["x"], where["y"])
                 page.wait_for_timeout(300)  # Plotly picks the clicked point from the hover
 
                 record("kernel click: its code or what it is", []).append(timed(
-                    page, lambda w=where: page.mouse.click(w["x"], w["y"]),
+                    page, functools.partial(page.mouse.click, where["x"], where["y"]),
                     text_shown("is a library kernel") + " || " + text_shown("Generated source of")))
                 record("view switch: all iterations on (time slices)", []).append(timed(
                     page, all_box.click, timeline_title("Kernel timeline: all profiled iterations")))
@@ -392,10 +393,10 @@ def main() -> int:
                 record("presentation toggle off", []).append(timed(page, flip, title_size(16)))
                 nav = page.locator('[data-testid="stSidebarNav"]')
                 record("page switch: to Methodology", []).append(timed(
-                    page, lambda n=nav: n.get_by_text("Methodology").click(),
+                    page, nav.get_by_text("Methodology").click,
                     "[...document.querySelectorAll('h1')].some(h => h.textContent.includes('Methodology'))"))
                 record("page switch: back to Trace explorer", []).append(timed(
-                    page, lambda n=nav: n.get_by_text("Trace explorer").click(), PAGE_DRAWN))
+                    page, nav.get_by_text("Trace explorer").click, PAGE_DRAWN))
                 peer_round(page, peer_url, times)
                 plotly_round(page, peer_folder, times)
                 print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
