@@ -80,16 +80,18 @@ class _TimingWorkers:
     """`count` fresh workers: spares started and warmed before the run (`keep_spares`), the rest brought up one
     at a time from the run's start until `begin` is called, once the capture's worker reports its first stage
     (has finished what was ahead of it in its line): each in turn imports torch and pays the Python part of a
-    first compile (`WarmJob` without compile). On a machine that never compiled, what is ahead of the capture
-    is the lab's warm-up building Inductor's C++ header and probing the CPU, one g++ on each core of two: three
-    workers importing torch beside it at once made it 10-12 s against 5-8 s alone (benchmarks/RESULTS.md), and
-    three warm-ups beside it, which wait for its results but preprocess the header each, 23.1 s against 16.5 s.
-    From `begin` on, every worker not yet up comes up at once, and each then warms (`WarmJob`: its compile hits
-    the capture's Inductor cache). `warmed` returns them once every one is warm, so that no warm-up runs beside
-    a timing. With a `core` (GPU runs) each runs on that core from its start, so its memory is
-    allocated local to it: pinned only while timing, processes' medians still differed by up to 1.6x on the H200
-    machine, while a script pinned from its start agreed with the fastest of them. Each worker times one run
-    only, a spare as much as the others: a spare is a fresh process started earlier, not one reused."""
+    first compile (`WarmJob` without compile). A Run pressed during the lab's warm-up (a job of its own in the
+    device's line) starts once that has ended, so none of its workers comes up beside the warm-up's header build
+    and probe of the CPU, one g++ on each core of two, on a machine that never compiled: three workers importing
+    torch beside it at once made it 10-12 s against 5-8 s alone, three warm-ups beside it, which wait for its
+    results but preprocess the header each, 23.1 s against 16.5 s, and one brought up beside it on 2026-12-04
+    saved 0.2-0.4 s of a 14.5-15 s run (benchmarks/RESULTS.md). From `begin` on, every worker not yet up comes up
+    at once, and each then warms (`WarmJob`: its compile hits the capture's Inductor cache). `warmed` returns them
+    once every one is warm, so that no warm-up runs beside a timing. With a `core` (GPU runs) each runs on that
+    core from its start, so its memory is allocated local to it: pinned only while timing, processes' medians
+    still differed by up to 1.6x on the H200 machine, while a script pinned from its start agreed with the
+    fastest of them. Each worker times one run only, a spare as much as the others: a spare is a fresh process
+    started earlier, not one reused."""
 
     def __init__(self, count: int, cache_dir: str | None, core: int | None, device: str) -> None:
         spares = _take_spares((cache_dir, core, device), count)
