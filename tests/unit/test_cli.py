@@ -84,16 +84,16 @@ def test_inspect_lists_every_cell_of_a_grid(capsys: pytest.CaptureFixture[str]) 
     assert "cells" not in json.loads(capsys.readouterr().out)
 
 
-def test_the_readme_says_what_inspect_says_of_the_shipped_grid(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README counted "one size of six" where the shipped grid holds 9 cells with 2 wins."""
+def test_the_library_page_says_what_inspect_says_of_the_shipped_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/library.md's sentence on the shipped grid counts its cells and wins as `inspect` does."""
     path = ROOT / "sessions" / "h200_grid_mlp_default.json.gz"
     assert main(["inspect", str(path), "--json"]) == 0
     cells = json.loads(capsys.readouterr().out)["cells"]
     wins = [c for c in cells if c["verdict"] == "faster"]
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert f"finds `default` clearly faster at {len(wins)} of its {len(cells)} sizes" in readme
+    page = " ".join((ROOT / "docs" / "library.md").read_text().split())
+    assert f"finds `default` clearly faster at {len(wins)} of its {len(cells)} sizes" in page
     for c in wins:
         s = c["speedup"]
-        assert f"batch {c['batch']} ({s['median']:.2f}x, " in readme
-        assert f"{s['low']:.2f}–{s['high']:.2f}x)" in readme
-    assert f"clearly slower at {sum(c['verdict'] == 'slower' for c in cells)} " in readme
+        assert f"batch {c['batch']} ({s['median']:.2f}x, " in page
+        assert f"{s['low']:.2f}–{s['high']:.2f}x)" in page
+    assert f"clearly slower at {sum(c['verdict'] == 'slower' for c in cells)} " in page
