@@ -203,7 +203,7 @@ def write_peer(folder: Path, trace: Path) -> Path:
     from fusionviz.charts.timeline_layout import timeline_bars
     from fusionviz.records.files import open_file
     from fusionviz.records.limits import read_file
-    from ui.presentation import PRESENTATION_RULES
+    from ui.web.presentation import PRESENTATION_RULES
 
     session = open_file(read_file(trace), trace.name)
     for name, every, settings in (("one.json", False, ChartSettings()), ("all.json", True, ChartSettings()),

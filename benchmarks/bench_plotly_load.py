@@ -1,4 +1,4 @@
-"""plotly.js read by a blank page (issue 22): the file the app serves (ui/page_head.py: plotly.js's cartesian
+"""plotly.js read by a blank page (issue 22): the file the app serves (ui/web/bundle.py: plotly.js's cartesian
 bundle, run as the script itself) against plotly.py's full bundle unwrapped the same way (the peer: what the app
 served until 2026-12-03), in the real headless Chromium, each load in a fresh browser context over HTTP, the
 two taken in turn. Timed from the navigation's start to a first plot (a bar and a heatmap) drawn: what a first
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_app import CHROMIUM, report
 
-from ui.page_head import plotly_js, unwrapped
+from ui.web.bundle import plotly_js, unwrapped
 
 PAGE = """<html><head><script src="{script}"></script></head><body><div id="plot" style="width: 1500px"></div>
 <script>fusionvizPlotly.newPlot(plot, [{{type: "bar", x: [1, 2, 3], y: [3, 1, 2]}},

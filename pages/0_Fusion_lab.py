@@ -23,9 +23,8 @@ from fusionviz.records.config import (
     warnings_for,
 )
 from fusionviz.records.session import Session
-from ui import backend, first_paint, lab, on_screen, sections, state, warm
-from ui.page import setup_page
-from ui.presentation import desk_only, presentation_only
+from ui import backend, lab, on_screen, sections, state, warm, web
+from ui.page import ask_for_the_rest, setup_page, top_only
 
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -124,11 +123,11 @@ with st.sidebar:
 
 # The measuring widgets' device list waits for the worker's first answer, seconds on a freshly started server
 # (ui/warm.py starts the worker once a first script run has ended): until it has come, what is on screen is drawn
-# first. A browser's first run draws the top of what is on screen and nothing else (ui/first_paint.py).
+# first. A browser's first run draws the top of what is on screen and nothing else (ui/page.py).
 config: RunConfig | None = None
 clicked = False
-top_only = shown is not None and first_paint.top_only("lab")
-if warm.devices_known() and not top_only:
+top_first = shown is not None and top_only("lab")
+if warm.devices_known() and not top_first:
     with measuring:
         config, clicked = measure_widgets()
 finished = run(config) if config is not None and clicked else shown_when_done(backend.follow("lab"))
@@ -148,7 +147,7 @@ else:
     # The desk stays on the page in presentation mode, hidden by the stylesheet, so the toggle back shows it at
     # once where it drew every chart and table again; the presentation's view comes after it, which leaves the
     # desk's elements in their places (Streamlit keys an element by its place).
-    with desk_only("lab"):
+    with web.desk_only("lab"):
         sections.show_source(report, on_screen.opened_as(shown))
         if shown.origin == "live" and shown.name:
             st.caption(f"This run was {shown.name}.")
@@ -160,17 +159,17 @@ else:
             lab.show_grid(analyse(grid), AT_DESK)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
         lab.show_top(report, AT_DESK, live=shown.origin == "live")
-        if top_only:
-            first_paint.ask_for_the_rest("lab")
+        if top_first:
+            ask_for_the_rest("lab")
         else:
             lab.show_rest(report, AT_DESK)
     # The presentation's view is on the page in both modes too, hidden at the desk, so the toggle restyles the
     # page in the browser and reruns nothing else (0.40 s where a rerun of the page mounted the view's chart).
-    if not top_only:
-        with presentation_only("lab"):
+    if not top_first:
+        with web.presentation_only("lab"):
             lab.present(report, PRESENTING, analyse(grid) if grid else None)
 
-if config is None and not top_only:
+if config is None and not top_first:
     with measuring:
         config, clicked = measure_widgets()
     if clicked and run(config):  # pressed before the worker had answered (after "Clear caches")

@@ -21,7 +21,7 @@ from fusionviz.errors import FusionvizError
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.trace_pair import pair_session
-from ui import backend, job_view, presentation, sections, state, tables
+from ui import backend, job_view, sections, state, tables, web
 from ui.page import setup_page
 from ui.text import plain
 
@@ -93,9 +93,9 @@ def show_one(report: Report) -> None:
     st.subheader("Top kernels and where the GPU's time went")
     show_summaries(report)
     # On a projector: the charts and the top kernels; the long tables stay off screen.
-    with presentation.presentation_only("x_left_out"):
+    with web.presentation_only("x_left_out"):
         st.caption("Per-kernel statistics and the kernel table are left out in presentation mode.")
-    with presentation.desk_only("x_desk"):
+    with web.desk_only("x_desk"):
         st.subheader("Per-kernel statistics")
         sections.show_class_stats(report, ChartSettings(), "x_stats")
         st.subheader("Kernels and generated code")

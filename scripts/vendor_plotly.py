@@ -1,7 +1,7 @@
-"""Fetch ui/vendor/plotly-cartesian.min.js, the app's plotly.js: plotly.js's own cartesian bundle
+"""Fetch ui/web/vendor/plotly-cartesian.min.js, the app's plotly.js: plotly.js's own cartesian bundle
 (`plotly.js-cartesian-dist-min` on npm), at the version of the plotly.js that plotly.py ships.
 
-Run it after a change of plotly in requirements.txt (tests/unit/test_page_head.py fails until then):
+Run it after a change of plotly in requirements.txt (tests/unit/test_middleware.py fails until then):
 `python scripts/vendor_plotly.py`. It checks the tarball against the registry's sha512 before writing.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from plotly.offline import get_plotlyjs_version
 
 PACKAGE = "plotly.js-cartesian-dist-min"
-TARGET = Path(__file__).resolve().parent.parent / "ui" / "vendor"
+TARGET = Path(__file__).resolve().parent.parent / "ui" / "web" / "vendor"
 
 version = get_plotlyjs_version()
 with urllib.request.urlopen(f"https://registry.npmjs.org/{PACKAGE}/{version}", timeout=60) as answer:

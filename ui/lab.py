@@ -23,10 +23,8 @@ from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_problem
 from fusionviz.records.session import Session
-from ui import on_screen, sections, served_views, state, story, tables, timeline_view
+from ui import on_screen, sections, served_views, state, story, tables, timeline_view, web
 from ui.memo import memo
-from ui.plotly_view import Picker
-from ui.presentation import key_class, presentation_only
 from ui.text import plain
 
 # a session's views; a crossover grid's heat map besides
@@ -164,12 +162,13 @@ def _present(report: Report, settings: ChartSettings, grid: Report | None = None
     picker = _picker(report, views, view, settings, compiled) if key == PLOT_KEY else None
     story.show_view(shown, view, settings, key, mode=mode, seconds=seconds, height=LAB_CHART_PX, on_click=on_click,
                     picker=picker)
-    with st.sidebar, presentation_only("lab_slide"):
+    with st.sidebar, web.presentation_only("lab_slide"):
         st.markdown("**This view as a slide**")
         story.slide_downloads(shown, view, "present_slide", mode=mode, seconds=seconds)
 
 
-def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings, compiled: list[str]) -> Picker:
+def _picker(report: Report, views: list[str], shown: str, settings: ChartSettings,
+            compiled: list[str]) -> web.Picker:
     """The view picker as the browser switches it (ui/served_views.py): every view offered that draws on the
     presentation's plot, in the mode its own picker holds, and the next views fetched ahead, while this one is
     talked over (at the desk, where the plot is drawn hidden, the next one: the toggle shows this view without
@@ -185,8 +184,8 @@ def _picker(report: Report, views: list[str], shown: str, settings: ChartSetting
             "url": served_views.offer(report, view, settings, mode, LAB_CHART_PX, PLOT_KEY),
             "config": camera_options(settings, story.slide_name(report, view))}
     ahead = [VIEWS[v].label for v in next_views(views, shown, AHEAD if state.presentation() else 1)]
-    return Picker(key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label,
-                  [label for label in ahead if label in offered])
+    return web.Picker(web.key_class("present_view"), PLOT_KEY, offered, VIEWS[shown].label,
+                      [label for label in ahead if label in offered])
 
 
 def next_views(views: Sequence[str], shown: str, ahead: int) -> list[str]:
@@ -283,7 +282,7 @@ def warm_parts(session: Session) -> list[Callable[[], object]]:
     caches the lab reads (ui/warm.py): the analysis, the latency and metrics charts stamped with their source,
     the timeline, what fused into what under the first compiled mode (the mode picker's first), the naive loop
     against the measurement where the session has one, and the presentation's first view, drawn hidden. Parts
-    of 0.1-0.3 s rather than one build of 0.4-0.7 s, so that a click never waits long behind one."""
+    rather than one build, so that a click never waits long behind one."""
     settings = ChartSettings()
 
     def analysis() -> Report:
@@ -324,9 +323,10 @@ def warm_parts(session: Session) -> list[Callable[[], object]]:
 
 
 def warm_top(session: Session) -> None:
-    """What a browser's first run of the lab draws of `session`, its top (`show_top`, ui/first_paint.py): the
-    parts `warm_parts` gives first, the analysis and the two charts. The rest is the rest run's own to build:
-    built here too, its 1 s of a core came while the browser drew the first chart (benchmarks/RESULTS.md)."""
+    """What a browser's first run of the lab draws of `session`, its top (`show_top`, ui/page.py's `top_only`):
+    the parts `warm_parts` gives first, the analysis and the two charts. The rest is the rest run's own to build:
+    built here too, it took a core while the browser drew the first chart (benchmarks/RESULTS.md, "A first visit:
+    the worker started once the first chart is on screen")."""
     analysis, charts, *_ = warm_parts(session)
     analysis()
     charts()

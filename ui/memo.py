@@ -18,8 +18,8 @@ from typing import Any
 from fusionviz.lru import LRU
 
 # Values kept, most recently used first: the desk's tables and figures of every session of the recorded library,
-# which the warm-up builds (ui/warm.py; about 20 values and 1.7 MB a session here, 40 sessions), and those of the
-# sessions and views in use besides.
+# which the warm-up builds (ui/warm.py; about 20 values a session, 40 sessions), and those of the sessions and
+# views in use besides.
 KEPT = 1024
 
 _KEPT: LRU[tuple[Any, ...], tuple[weakref.ref[Any], Any]] = LRU(KEPT)
@@ -52,3 +52,9 @@ def _kept(full: tuple[Any, ...], owner: Any) -> tuple[Any] | None:
     """The value kept under `full`, in a tuple (a value may be None), if it was made from `owner`."""
     hit = _KEPT.get(full)
     return (hit[1],) if hit is not None and hit[0]() is owner else None
+
+
+def figure_json(fig: Any) -> str:
+    """`fig` as Plotly JSON, made once per figure object: the figures the pages keep are drawn again on every
+    rerun."""
+    return str(memo(fig, ("json",), fig.to_json))

@@ -18,9 +18,8 @@ from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings, restyled_layout
 from fusionviz.records.session import ModeRun, Session
-from ui import state, tables, timeline_view
-from ui.memo import memo
-from ui.plotly_view import Picker, Presented, figure_json, plotly_view
+from ui import state, tables, timeline_view, web
+from ui.memo import figure_json, memo
 from ui.text import plain
 
 
@@ -52,14 +51,13 @@ def show_run_problems(session: Session, *, not_applicable: bool = True) -> None:
 
 
 def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, stamp: str | None = None,
-          settings: ChartSettings | None = None, name: str | None = None, picker: Picker | None = None) -> Any:
+          settings: ChartSettings | None = None, name: str | None = None, picker: web.Picker | None = None) -> Any:
     """A Plotly chart, stamped with where its data came from when given; the toolbar's camera saves it as a
-    1920 × 1080 PNG. Drawn on a plot kept mounted (ui/plotly_view.py): a new figure under the same key is redrawn
-    in place, and a page whose charts all are never loads Streamlit's own Plotly chart (on a first visit its
-    script and the second copy of plotly.js took 0.9 s of the browser's time before the first chart, 5.1 s in
-    all; an animation, whose frames the kept plot plays too, paid it on the Story's first step to it, 1.4-2.1 s).
-    Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it is a
-    callback: it reads the selection with `state.selected_points(key)`): that one is Streamlit's chart.
+    1920 × 1080 PNG. Drawn on a plot kept mounted (`web.plot`): a new figure under the same key is redrawn in
+    place, and a page whose charts all are never loads Streamlit's own Plotly chart and its second copy of
+    plotly.js (benchmarks/RESULTS.md, "A first visit with the plain charts on kept plots, and the lab's toggle in
+    the browser"). Clicking a bar reruns the page with the selection when `selectable` (first calling it, when it
+    is a callback: it reads the selection with `state.selected_points(key)`): that one is Streamlit's chart.
     `settings`, those the figure was drawn with, default to the page's mode; `name`, the camera's file name, to
     `fusionviz-<key>`. A kept plot follows `picker` in the browser."""
     if settings is None:
@@ -69,13 +67,12 @@ def chart(fig: Any, key: str, *, selectable: bool | Callable[[], None] = False, 
         return st.plotly_chart(stamped_figure(fig, stamp, settings), key=key,
                                on_select=selectable if callable(selectable) else "rerun", selection_mode="points",
                                config=config)
-    return plotly_view(drawn_json(fig, stamp, settings), key, config, picker=picker)
+    return web.plot(drawn_json(fig, stamp, settings), key, config, picker=picker)
 
 
 def methodology_chart(against: Methodology, settings: ChartSettings) -> Any:
-    """The naive loop against the proper measurement, made once per `against` (a report's own is kept with
-    it): made on every run, it took 0.1 s of each rerun of a session recorded with the naive loop, 0.2 s in all
-    with its stamp and JSON, half of a lab's switch to one (benchmarks/RESULTS.md)."""
+    """The naive loop against the proper measurement, made once per `against` (a report's own is kept with it),
+    not on every rerun of a session recorded with the naive loop."""
     return memo(against, ("methodology", settings), lambda: methodology_figure(against.table, settings))
 
 
@@ -95,11 +92,11 @@ def stamped_figure(fig: Any, stamp: str | None, settings: ChartSettings) -> Any:
 
 def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:
     """A chart drawn at the desk's settings that carries its presentation layout (`present_height` high): on a
-    page that restyles in the browser, the presentation toggle redraws it there (ui/plotly_view.py)."""
+    page that restyles in the browser, the presentation toggle redraws it there (`web.plot`)."""
     desk, presented = ChartSettings(), ChartSettings.presentation()
     name = f"fusionviz-{key}"
-    present = Presented.of(restyled_layout(fig, presented, present_height), camera_options(presented, name))
-    plotly_view(fig.to_json(), key, camera_options(desk, name), present=present)
+    present = web.Presented.of(restyled_layout(fig, presented, present_height), camera_options(presented, name))
+    web.plot(fig.to_json(), key, camera_options(desk, name), present=present)
 
 
 def show_timeline(report: Report, key: str) -> None:

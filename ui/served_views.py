@@ -1,24 +1,20 @@
-"""The presentation's views served by URL, so that the browser switches views without a run of the server.
+"""The presentation's views served by URL, so that the browser switches views without a run of the server
+(benchmarks/RESULTS.md, "The presentation's views switched in the browser, and Inductor's C++ header built beside
+the CPU's probe").
 
-A view switch in presentation mode waited for the fragment's round trip (0.05-0.14 s from the click to its run's
-start, up to 0.09 s of run) before the browser began redrawing the plot (0.1 s), 0.29-0.34 s in all on the
-benchmark machine (benchmarks/RESULTS.md). The presentation's plot now carries, for each view its picker offers,
-a URL of its figure and caption (`offer`); the browser fetches the next views at once (built once the page's
-run has ended, ui/page_runs.py) and draws them hidden, and a click of the picker shows the picked one while the
-fragment's run, which sends the same figure, follows (ui/plotly_view.js). The figure is built when first asked
-for, by whichever comes first, the browser or a run, and the other gets the same JSON (ui/memo.py): the two
-agree to the byte, so the run's answer redraws nothing.
+The presentation's plot carries, for each view its picker offers, a URL of its figure and caption (`offer`); the
+browser fetches the next views at once (built once the page runs have ended, ui/background.py) and draws them
+hidden, and a click of the picker shows the picked one while the fragment's run, which sends the same figure,
+follows (`web.Picker`). The figure is built when first asked for, by whichever comes first, the browser or a run,
+and the other gets the same JSON (ui/memo.py): the two agree to the byte, so the run's answer redraws nothing.
 
-`PageHead` (ui/page_head.py), the app's middleware, answers these URLs; a name is random, kept for the
-`KEPT` most recent views offered, and points at the report through a weak reference, so an answer never keeps
-a session alive.
+Each view is registered in the app's routes (`web.register`), which the middleware answers; it points at the
+report through a weak reference, so an answer never keeps a session alive.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import secrets
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -30,13 +26,10 @@ from fusionviz.charts.views import scene_caption, view_problem
 from fusionviz.lru import LRU
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Talk
-from ui import page_runs, sections, story
-from ui.page_head import VIEW_PREFIX as PREFIX
-from ui.plotly_view import Picker
-from ui.presentation import key_class
+from ui import sections, story, web
+from ui.background import scheduler
 
 KEPT = 256  # views offered, most recently first: every presented view of a few sessions, modes and sizes
-_NAMES: LRU[tuple[Any, ...], str] = LRU(KEPT)
 
 
 @dataclass(frozen=True)
@@ -55,10 +48,12 @@ class _Offered:
     seconds: float = story.DEFAULT_PACE
 
     def answer(self) -> str | None:
-        """The view as JSON: `figure`, what the presentation's plot is sent for it (`sections.drawn_json` of
-        `story.kept_figure`, itself JSON), and `caption`, its caption's HTML; None once its session is gone. The
-        caption is made here, not in the run that offers the view: the first offer of a session's views would
-        have worded every caption, 0.14 s of the run a session switch waits for."""
+        """The view as JSON, once no page run is in flight (the browser asks for the next views as soon as the
+        presentation's plot arrives, in the middle of a session switch's run): `figure`, what the presentation's
+        plot is sent for it (`sections.drawn_json` of `story.kept_figure`, itself JSON), and `caption`, its
+        caption's HTML; None once its session is gone. The caption is made here, not in the run that offers the
+        view, which a session switch waits for."""
+        scheduler().wait_quiet()
         report = self.report()
         if report is None:
             return None
@@ -69,7 +64,7 @@ class _Offered:
                            "caption": caption})
 
 
-_OFFERED: LRU[str, _Offered] = LRU(KEPT)
+_NAMES: LRU[tuple[Any, ...], tuple[str, _Offered]] = LRU(KEPT)
 
 
 def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, height: int, caption: str, *,
@@ -79,32 +74,17 @@ def offer(report: Report, view: str, settings: ChartSettings, mode: str | None, 
     report and view as drawn (settings, mode, height, zoom, caption and pace) and caption's mark while it is
     kept."""
     key = (id(report), view, settings, mode, height, caption, zoom, template, seconds)
-    name = _NAMES.get(key)
-    offered = _OFFERED.get(name) if name else None
-    if name is None or offered is None or offered.report() is not report:
-        name = f"{PREFIX}{secrets.token_urlsafe(16)}.json"
-        _NAMES.put(key, name)
-        _OFFERED.put(name, _Offered(weakref.ref(report), view, settings, mode, height, caption, zoom, template,
-                                    seconds))
+    kept = _NAMES.get(key)
+    if kept is not None and kept[1].report() is report and web.registered(kept[0]):
+        return kept[0]
+    offered = _Offered(weakref.ref(report), view, settings, mode, height, caption, zoom, template, seconds)
+    name = web.register(offered.answer)
+    _NAMES.put(key, (name, offered))
     return name
 
 
-async def answer(name: str) -> str | None:
-    """The view under `name` as JSON, built in a thread of its own (the server's event loop answers the
-    browser meanwhile); None for a name never offered or no longer kept."""
-    offered = _OFFERED.get(name)
-    return None if offered is None else await asyncio.to_thread(_when_quiet, offered)
-
-
-def _when_quiet(offered: _Offered) -> str | None:
-    """The answer once no page run is in flight: the browser asks for the next views as soon as the presentation's
-    plot arrives, in the middle of a session switch's run (ui/page_runs.py)."""
-    page_runs.wait_quiet()
-    return offered.answer()
-
-
 def scene_neighbours(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings,
-                     seconds: float) -> Picker | None:
+                     seconds: float) -> web.Picker | None:
     """A talk's ◀ and ▶ as a picker (`story.show_scene`) of scene `at` and of the scenes before and after it
     (but one whose session cannot show its view); None where scene `at` cannot."""
     offered: dict[str, dict[str, Any]] = {}
@@ -124,7 +104,8 @@ def scene_neighbours(talk: Talk, at: int, library: dict[str, Session], settings:
         return None
     buttons = {text: _scene(at + by) for text, by in ((story.NEXT, 1), (story.BACK, -1))
                if _scene(at + by) in offered}
-    return Picker(key_class(story.NAV), story.SCENE_PLOT, offered, _scene(at), list(buttons.values()), buttons)
+    return web.Picker(web.key_class(story.NAV), story.SCENE_PLOT, offered, _scene(at), list(buttons.values()),
+                      buttons)
 
 
 def _scene(at: int) -> str:

@@ -143,7 +143,7 @@ def toggled(key: str) -> None:
 # A page's first run in a browser ------------------------------------------------------------------------------
 
 def painted(page: Page) -> bool:
-    """Whether the browser has said that it painted the top of `page` (ui/first_paint.py)."""
+    """Whether the browser has said that it painted the top of `page` (ui/page.py)."""
     return bool(st.session_state.get(f"painted_{page}", False))
 
 
@@ -317,11 +317,6 @@ def timeline_window(timeline: str, choice: object) -> tuple[float, float] | None
 
 def set_timeline_window(timeline: str, window: tuple[float, float] | None) -> None:
     st.session_state[f"{timeline}_window"] = window
-
-
-def drawn_box(plot: str) -> Any:
-    """The box last drawn on the kept plot of key `plot`, as the browser sent it (`plotly_view.box_of` reads it)."""
-    return (st.session_state.get(plot) or {}).get("box")
 
 
 # A file picker's uploader (by the picker's key) ---------------------------------------------------------------

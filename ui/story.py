@@ -16,9 +16,9 @@ from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption, view_figure, view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
-from ui import page_runs, sections, state
+from ui import sections, state, web
+from ui.background import Priority, scheduler
 from ui.memo import memo
-from ui.plotly_view import Picker
 from ui.text import plain
 
 # The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
@@ -29,18 +29,6 @@ DEFAULT_PACE = 4
 SCENE_PLOT = "story_scene"  # the plot a talk's scenes are drawn on (`show_scene`)
 NAV, BACK, NEXT = "story_nav", "◀ back", "next ▶"  # the talk's buttons, and the container they are in
 
-# A clicker sends Page Down / Page Up; the arrow keys are the buttons' own shortcuts. Added once per page.
-CLICKER_JS = """<script>
-if (!window.fusionvizClicker) {
-  window.fusionvizClicker = true;
-  document.addEventListener("keydown", (event) => {
-    const key = {PageDown: "story_next", PageUp: "story_back"}[event.key];
-    if (!key || event.target.closest("input, textarea, [contenteditable]")) return;
-    const button = document.querySelector(`.st-key-${key} button`);
-    if (button) { event.preventDefault(); button.click(); }
-  });
-}
-</script>"""
 
 
 CAPTION_EM_PER_CHAR = 0.52  # the widest a character of the page's font runs on average, in em (measured wider
@@ -51,7 +39,7 @@ def caption_html(text: str, name: str) -> str:
     """One line of large text, so the chart never moves: a caption too long for the width it is given (the
     sidebar open) is set smaller to fit, in the container's width units, and ends in an ellipsis (whole on
     hover) only past half size, where it was cut to its first words. Marked `data-fv-caption="<name>"`, for
-    a view picker that switches it in the browser (ui/plotly_view.py)."""
+    a view picker that switches it in the browser (`web.Picker`)."""
     fit = f"calc(100cqw / {max(len(text), 1) * CAPTION_EM_PER_CHAR:.1f})"
     return (f'<div data-fv-caption="{html.escape(name)}" style="container-type: inline-size"><div '
             f'title="{html.escape(text)}" style="font-size: clamp(0.8rem, {fit}, 1.6rem); line-height: 2.3rem; '
@@ -61,7 +49,7 @@ def caption_html(text: str, name: str) -> str:
 def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
               zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
               height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None,
-              picker: Picker | None = None) -> None:
+              picker: web.Picker | None = None) -> None:
     """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
     with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`; the
     plot follows `picker` in the browser); a sentence instead where the session cannot show the view."""
@@ -83,8 +71,7 @@ def slide_name(report: Report, view: str) -> str:
 def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,
                 zoom: tuple[float, float] | None = None, seconds: float = 4.0, height: int = SCREEN_CHART_PX) -> Any:
     """The view's figure at `height`, kept per report: a story step or a view switch back to this view draws it
-    from memory (a timeline's bars and figure took 0.15-0.2 s to build on every switch to it), and one built
-    ahead (`build_next`, ui/served_views.py) is the one drawn."""
+    from memory, and one built ahead (`build_next`, ui/served_views.py) is the one drawn."""
     return memo(report, ("view", view, settings, mode, zoom, seconds, height), lambda: view_figure(
         report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height))
 
@@ -134,7 +121,7 @@ def scene_index(talk: Talk) -> int:
 
 def navigation(talk: Talk, at: int) -> None:
     """Back and next buttons around the scene's title: ← and → press them, and so do a clicker's Page Up and
-    Page Down."""
+    Page Down (the arrow keys are the buttons' own shortcuts)."""
     back, title, ahead = st.container(key=NAV).columns([1, 10, 1], vertical_alignment="center")
     back.button(BACK, key="story_back", on_click=_step, args=(len(talk.scenes), -1), disabled=at == 0,
                 shortcut="Left", width="stretch")
@@ -142,7 +129,7 @@ def navigation(talk: Talk, at: int) -> None:
     title.markdown(f"### {at + 1} / {len(talk.scenes)} · {plain(scene.title or talk.title)}")
     ahead.button(NEXT, key="story_next", on_click=_step, args=(len(talk.scenes), 1),
                  disabled=at == len(talk.scenes) - 1, shortcut="Right", width="stretch")
-    st.html(CLICKER_JS, unsafe_allow_javascript=True)
+    web.clicker({"PageDown": "story_next", "PageUp": "story_back"})
 
 
 def scene_list(talk: Talk) -> None:
@@ -154,11 +141,11 @@ def scene_list(talk: Talk) -> None:
 
 
 def show_scene(scene: Scene, report: Report, settings: ChartSettings, seconds: float,
-               neighbours: Picker | None) -> None:
+               neighbours: web.Picker | None) -> None:
     """A talk's scene, on the one plot every scene is drawn on, which keeps the scenes before and after it drawn
     hidden (`neighbours`, ui/served_views.py): ◀ or ▶ shows one at once in the browser, and the step's run, which
-    sends the same figure, follows. Drawn in the step's run, the plot took 0.1-0.15 s of a 0.25-0.35 s step
-    (benchmarks/RESULTS.md)."""
+    sends the same figure, follows (benchmarks/RESULTS.md, "The Story's neighbouring scenes drawn ahead; clicks
+    timed from their input")."""
     show_view(report, scene.view, settings, SCENE_PLOT, mode=scene.mode, zoom=scene.zoom, caption=scene.caption,
               seconds=seconds, picker=neighbours)
 
@@ -186,9 +173,8 @@ def scene_build(scene: Scene, library: dict[str, Session], settings: ChartSettin
 
 
 def build_next(talk: Talk, at: int, library: dict[str, Session], settings: ChartSettings, seconds: float) -> None:
-    """The scene after `at`, built in the background once this run has ended: the step to it then draws it from
-    memory (a first step to a scene built it in the step's run, 0.4-0.5 s of a 0.55 s run,
-    benchmarks/RESULTS.md)."""
+    """The scene after `at`, built in the background once this run has ended (ui/background.py): the step to it
+    then draws it from memory."""
     build = scene_build(talk.scenes[at + 1], library, settings, seconds) if at + 1 < len(talk.scenes) else None
     if build is not None:
-        page_runs.ahead(build)
+        scheduler().submit(Priority.STORY, "the talk's next scene", build)

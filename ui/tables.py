@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.presentation import desk_only, presentation_only
+from ui import web
 
 
 def number_format(column: str, dtype: Any) -> str | None:
@@ -33,7 +33,7 @@ def number_formats(frame: pd.DataFrame) -> dict[str, str]:
 def html_table(frame: pd.DataFrame, formats: dict[str, str], key: str) -> str:
     """`frame` as one HTML table (class `fv-table`, styled by the presentation stylesheet), text escaped and
     numbers formatted: one element for the browser to lay out, where `st.table` makes a component of each cell
-    (0.2-0.3 s of a presentation toggle with the top kernels on screen, benchmarks/RESULTS.md)."""
+    (benchmarks/RESULTS.md, "The presentation toggle (2026-11-30, evening)")."""
     text = [c for c in frame.columns if c not in formats]
     shown = frame.copy()
     for column in text:
@@ -61,14 +61,14 @@ def show(frame: pd.DataFrame, key: str, *, helps: dict[str, str] | None = None,
     selection event."""
     formats = number_formats(frame)
     if presentable:
-        with presentation_only(key):
+        with web.presentation_only(key):
             st.html(html_table(frame.head(PRESENTED_ROWS), formats, key))
             if len(frame) > PRESENTED_ROWS:
                 st.caption(f"The first {PRESENTED_ROWS} of {len(frame):,} rows; every row at the desk.")
     config: dict[str, Any] = {c: st.column_config.NumberColumn(format=f, help=(helps or {}).get(c))
                               for c, f in formats.items()}
     config.update(column_config or {})
-    with desk_only(key):
+    with web.desk_only(key):
         return st.dataframe(frame, key=key, hide_index=True, column_config=config, **options)
 
 

@@ -4,8 +4,8 @@ so a rerun redraws from memory instead of rebuilding.
 
 Level of detail (see `charts.timeline`): a large timeline starts as time slices; a box drawn on it narrows the
 window until every kernel in it is drawn; the scroll wheel zooms and drag-pans in the browser. The timeline is
-drawn on a plot that stays mounted (`ui.plotly_view`): a switch redraws it in place, and the presentation
-toggle redraws it at its presentation layout in the browser.
+drawn on a plot that stays mounted (`web.plot`): a switch redraws it in place, and the presentation toggle
+redraws it at its presentation layout in the browser.
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from fusionviz.charts.timeline import (
 )
 from fusionviz.charts.timeline_layout import matching_kernels, timeline_bars
 from fusionviz.records.session import ModeRun
-from ui import state
-from ui.memo import memo
-from ui.plotly_view import Presented, box_of, figure_json, plotly_view
+from ui import state, web
+from ui.memo import figure_json, memo
 from ui.text import plain
 
 
@@ -99,15 +98,14 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     present = _presented(report, key, drawn, bars, level)
     desk = ChartSettings()
     # A box drawn on a large timeline narrows the window in a callback, before the run it starts draws.
-    clicked = plotly_view(figure_json(fig), plot_key,
-                          {**camera_options(desk, f"fusionviz-{key}"), **zoom}, present=present,
-                          on_box=lambda: _narrow(key, report.key))
+    clicked = web.plot(figure_json(fig), plot_key, {**camera_options(desk, f"fusionviz-{key}"), **zoom},
+                       present=present, on_box=lambda: _narrow(key, report.key))
     picked = clicked_kernel(clicked)
     whole = _whole_trace(report)
     drawn_span = ("the whole trace" if whole else "all profiled iterations" if every else
                   f"iteration {step}" if step is not None else "the steady iteration (of median length)")
     _caption(level, bars, search, window, drawn_span, plain_trace=session.source == "trace",
-             stretch=stretch_words(report, [r.mode for r in runs]))
+             stretch=stretch_words(report.stretch, report.latencies, [r.mode for r in runs]))
     if picked:
         mode, row = picked
         run = session.run(mode)
@@ -137,9 +135,9 @@ def _figure(report: Report, bars: pd.DataFrame, every: bool, step: int | None,
                                         latencies=report.latencies))
 
 
-def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: str) -> Presented:
+def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: str) -> web.Presented:
     presented, zoom = ChartSettings.presentation(), {"scrollZoom": level != "svg"}
-    return memo(drawn, ("present", key, level), lambda: Presented.of(  # type: ignore[no-any-return]
+    return memo(drawn, ("present", key, level), lambda: web.Presented.of(  # type: ignore[no-any-return]
         timeline_layout(drawn, report.session, bars, presented),
         {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
 
@@ -150,13 +148,13 @@ def warm(report: Report, key: str) -> None:
     bars = _bars(report, False, None)
     if not bars.empty:
         drawn = _figure(report, bars, False, None, None)
-        memo(drawn, ("json",), drawn.to_json)
+        figure_json(drawn)
         _presented(report, key, drawn, bars, level_of_detail(bars, None))
 
 
 def _narrow(key: str, session: str) -> None:
     """A box drawn on the plot becomes the window (a callback: the rerun it starts draws the new window)."""
-    box = box_of(state.drawn_box(state.timeline_plot_key(key, session)))
+    box = web.drawn_box(state.timeline_plot_key(key, session))
     if box is not None:
         state.set_timeline_window(key, box)
 

@@ -1,107 +1,116 @@
-"""What a first visit needs, made in the background from the moment the server starts (`lifespan`, which
-app.py hands to Streamlit's `st.App`; where nothing starts a server, as under AppTest, the first script run
-starts it):
-- the first page's modules imported, the recorded library opened and the first session's report and the
-  figures of the lab's top built into the caches the lab reads (`lab.warm_top`);
-- the worker started and asked for its devices once the first page's first chart is on screen: started when
-  the first run had drawn the lab's top, its torch import took a core while the browser drew that chart (0.8-1.2
-  s of a fresh server's first chart, with the lab's rest built then too, benchmarks/RESULTS.md); the lab's
-  measuring widgets, which wait for that answer, come with the page's second run;
-- the worker warmed for a first compile on the device the lab offers first (a first Run of the lab's default
-  waits 2.5 s less on the CPU here, and on a machine that never compiled, the 6 s of Inductor's C++ header), once
-  a page has been drawn whole (the lab's rest after its top, ui/first_paint.py), so that it does not take the
-  cores the first page is drawn with;
-- once that warm-up has ended, the Story's first two scenes (a visitor's next page) and then every other
-  session the lab's picker offers, in its order, a part at a time, each while no page runs and nothing is being
-  measured (`_rest`).
-What waits for a page starts a minute after the server without one. A page that asks for one of them while it
-is being made waits for that one (an import's module lock, a cache's lock, ui.memo's lock per value), so nothing
-is made twice. Begun at the first script run, it began with the page, which then made the same figures alongside
-it (benchmarks/RESULTS.md).
+"""What the app makes ahead of its first visitor, queued on the background scheduler (ui/background.py) when the
+server starts (`lifespan`, which app.py hands to `st.App`; where nothing starts a server, as under AppTest, at the
+first script run). In the scheduler's order:
+- first page: the first page's modules imported, the recorded library opened and the lab's top built for its first
+  session (`lab.warm_top`), before any page is asked for;
+- devices: the worker started and asked for its devices once a page's first chart is on screen (its torch import
+  would take a core from the browser drawing it); the lab's measuring widgets wait for the answer;
+- compiler: the worker warmed for a first compile on the device the lab offers first, once a page has been drawn
+  whole; a Run pressed then waits behind work it would have done itself;
+- story, library: the default talk's first two scenes, then the lab's desk of every other session its picker
+  offers, a part at a time, each once the compiler's warm-up has ended, nothing is measured and the pages are
+  quiet.
+What waits for a page starts `Settings.idle_start_s` after the server without one. A page that asks for a value
+while it is being made waits for it (ui/memo.py), so nothing is made twice. Figures: benchmarks/RESULTS.md, "A first
+visit: the worker started once the first chart is on screen".
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import streamlit as st
 
-DEVICES, FIRST_PAGE, COMPILER = "fusionviz-warm-devices", "fusionviz-warm-library", "fusionviz-warm-compiler"
-REST = "fusionviz-warm-rest"
-SERVED = threading.Event()  # set when a script run has drawn a page whole (`page_served`)
-SHOWN = threading.Event()  # set when a page's first chart is on screen (`page_shown`), or a page drawn whole
-IDLE_START_S = 60.0  # what waits for a page starts this long after the server without one
+from fusionviz.measure.service import Ticket
+from ui.background import Priority, Scheduler, scheduler
 
 
-def _devices() -> None:
-    from ui import backend
+class WarmUp:
+    """One warm-up of the app process: what it has reached, and its tasks (see the module)."""
 
-    SHOWN.wait(IDLE_START_S)
-    backend.devices_or_cpu()
+    def __init__(self, on: Scheduler) -> None:
+        self.scheduler = on
+        self.started = time.monotonic()
+        self.shown = threading.Event()  # a page's first chart is on screen, or a page was drawn whole
+        self.served = threading.Event()  # a page was drawn whole
+        self.devices_known = threading.Event()  # the worker has answered for its devices
+        self.compiler: Ticket[float] | None = None  # the compiler's warm-up, once queued on its device
+        self.devices: list[str] = []
 
+    def queue(self) -> None:
+        """The first page, the devices and the compiler's warm-up; the last queues the rest behind it."""
+        self.scheduler.submit(Priority.FIRST_PAGE, "the first page", _first_page, quiet=False)
+        self.scheduler.submit(Priority.DEVICES, "the devices", self._devices, quiet=False,
+                              ready=lambda: self.shown.is_set() or self._waited())
+        self.scheduler.submit(Priority.COMPILER, "the compiler's warm-up", self._compiler, quiet=False,
+                              ready=lambda: self.served.is_set() or self._waited())
 
-def page_shown() -> None:
-    """The browser has painted a first run's top (ui/first_paint.py): the worker may start, beside the run that
-    draws the rest, whose measuring widgets wait for its answer (1.5 s later where that run started it)."""
-    SHOWN.set()
+    def _waited(self) -> bool:
+        return time.monotonic() - self.started >= self.scheduler.settings.idle_start_s
 
+    def _devices(self) -> None:
+        from ui import backend
 
-def page_served() -> None:
-    """A script run ended: where it drew its page whole (not a first run's top, ui/first_paint.py), the worker
-    and the compiler's warm-up may start."""
-    from ui import state
+        try:
+            backend.devices_or_cpu()
+        finally:
+            self.devices_known.set()
 
-    if not state.rest_pending():
-        SHOWN.set()
-        SERVED.set()
+    def _compiler(self) -> None:
+        from ui import backend, state
 
+        self.devices = [d.device for d in backend.devices_or_cpu()]
+        self.compiler = state.runs().warm(self.devices[0])  # the lab's device picker offers the first one
+        self.queue_ahead()
 
-def _compiler(first_page: threading.Thread) -> None:
-    """Queued the moment a page has been drawn whole: a Run pressed then waits behind work it would have done
-    itself, where queued after it (behind the worker's own start) the first Run of a machine that never compiled
-    came 3-4 s later (benchmarks/RESULTS.md)."""
-    from ui import backend, state
+    def queue_ahead(self) -> None:
+        """The default talk's first two scenes (a visitor's next page) and then the lab's desk of every session of
+        the library but the first, in its picker's order, as parts that each wait for `_idle` (a click waits behind
+        one part at most)."""
+        from fusionviz.charts.registry import VIEWS
+        from fusionviz.charts.style import ChartSettings
+        from fusionviz.errors import TalkFileError
+        from fusionviz.records.talk import load_talk
+        from ui import backend, lab, story
 
-    first_page.join()
-    SERVED.wait(IDLE_START_S)
-    state.runs().warm(backend.devices_or_cpu()[0].device).wait()  # the lab's device picker offers the first one
+        library = backend.library()[0]
+        try:
+            scenes = [story.scene_build(scene, library, ChartSettings.presentation(), story.DEFAULT_PACE)
+                      for scene in load_talk(backend.DEFAULT_TALK, views=VIEWS).scenes[:2]]
+        except TalkFileError:
+            scenes = []
+        for scene in scenes:
+            if scene is not None:
+                self.scheduler.submit(Priority.STORY, "a scene of the default talk", scene, ready=self._idle)
+        for session in [s for s in library.values() if s.runs][1:]:
+            for part in lab.warm_parts(session):
+                self.scheduler.submit(Priority.LIBRARY, "a part of the lab's desk", part, ready=self._idle)
 
+    def _idle(self) -> bool:
+        """The compiler's warm-up has ended and no device measures: what is made ahead leaves the cores to a run."""
+        from ui import state
 
-def _rest(compiler: threading.Thread) -> None:
-    """A switch to a session not yet shown built its report and figures in its run: 1.0 s to the frame on a
-    quiet machine here against 0.35 s for one shown before, 1.8-3.0 s under load (benchmarks/RESULTS.md). Each
-    part (0.1-0.3 s) waits for the page runs to end (ui/page_runs.py), and one at a time, so that a page's own
-    work done ahead (the Story's next scene) waits behind one part at most; a Run waits behind none, this
-    waiting while anything is measured, so that a machine's two cores stay the run's."""
-    from fusionviz.charts.registry import VIEWS
-    from fusionviz.charts.style import ChartSettings
-    from fusionviz.errors import TalkFileError
-    from fusionviz.records.talk import load_talk
-    from ui import backend, lab, page_runs, state, story
+        queues = state.runs().queues
+        return (self.compiler is not None and self.compiler.finished
+                and all(queues.running(device) is None for device in self.devices))
 
-    compiler.join()
-    library = backend.library()[0]
-    try:
-        scenes = [story.scene_build(scene, library, ChartSettings.presentation(), story.DEFAULT_PACE)
-                  for scene in load_talk(backend.DEFAULT_TALK, views=VIEWS).scenes[:2]]
-    except TalkFileError:
-        scenes = []
-    shelf = [s for s in library.values() if s.runs]
-    for part in [b for b in scenes if b is not None] + [p for s in shelf[1:] for p in lab.warm_parts(s)]:
-        state.runs().wait_idle()
-        page_runs.ahead(part).result()
+    def wait_compiler(self, timeout: float) -> bool:
+        """Until the compiler's warm-up has been queued and has ended; whether it did within `timeout`."""
+        self.scheduler.drain(Priority.COMPILER, timeout)
+        return self.compiler is not None and self.compiler.wait(timeout)
 
 
 def _first_page() -> None:
-    from ui import page_head
+    from ui import web
 
-    page_head.plotly_name()  # read and hashed before the first page's HTML names it
+    web.prepare()
     import streamlit.emojis  # noqa: F401 (set_page_config reads it to tell the page icon is an emoji)
 
-    st.empty()  # the process's first element looks through the call stack for a REPL once: 0.1-0.15 s
+    st.empty()  # the process's first element looks through the call stack for a REPL once
 
     from ui import backend, lab  # the pages' modules: Plotly, pandas and the charts imported here, once
 
@@ -111,22 +120,36 @@ def _first_page() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def start() -> dict[str, threading.Thread]:
-    """Start the warm-up once per app process (again after "Clear caches", which the caches it fills follow);
-    the threads are daemons, so they never hold up the server's exit."""
-    threads = {DEVICES: threading.Thread(target=_devices, name=DEVICES, daemon=True),
-               FIRST_PAGE: threading.Thread(target=_first_page, name=FIRST_PAGE, daemon=True)}
-    threads[COMPILER] = threading.Thread(target=_compiler, args=(threads[FIRST_PAGE],), name=COMPILER, daemon=True)
-    threads[REST] = threading.Thread(target=_rest, args=(threads[COMPILER],), name=REST, daemon=True)
-    for thread in threads.values():
-        thread.start()
-    return threads
+def start() -> WarmUp:
+    """Start the warm-up once per app process (again after "Clear caches", which the caches it fills follow)."""
+    warm_up = WarmUp(scheduler())
+    warm_up.queue()
+    return warm_up
+
+
+def page_shown() -> None:
+    """The browser has painted a first run's top (ui/page.py): the worker may start, beside the run that draws the
+    rest, whose measuring widgets wait for its answer."""
+    start().shown.set()
+    scheduler().poke()
+
+
+def page_served() -> None:
+    """A script run ended: where it drew its page whole (not a first run's top), the worker and the compiler's
+    warm-up may start."""
+    from ui import state
+
+    if not state.rest_pending():
+        warm_up = start()
+        warm_up.shown.set()
+        warm_up.served.set()
+        scheduler().poke()
 
 
 def devices_known() -> bool:
-    """Whether the worker has answered the warm-up's question for the devices: a device picker drawn now does
-    not wait for the worker to start."""
-    return not start()[DEVICES].is_alive()
+    """Whether the worker has answered the warm-up's question for the devices: a device picker drawn now does not
+    wait for the worker to start."""
+    return start().devices_known.is_set()
 
 
 @asynccontextmanager

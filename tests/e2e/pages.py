@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page
 
+import ui.web.selectors as ST
+
 VIEWPORT = {"width": 1500, "height": 4200}  # tall: a full-page screenshot misses Streamlit content below the fold
 SLIDE = {"width": 1920, "height": 1080}  # a projector's screen
 RUN_TIMEOUT_MS = 240_000
@@ -16,10 +18,10 @@ CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(
 def settle(page: Page) -> None:
     """Wait until Streamlit has finished the current script run."""
     page.wait_for_timeout(500)
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(ST.RUNNING, state="detached", timeout=RUN_TIMEOUT_MS)
 
 
-# The trace types of the plots drawn on the page that the page's plotly.js (a partial bundle, ui/page_head.py)
+# The trace types of the plots drawn on the page that the page's plotly.js (a partial bundle, ui/web/bundle.py)
 # lacks: it would draw each as a scatter, without a word.
 UNKNOWN_TRACES = """() => { const known = new Set(Object.keys(globalThis.fusionvizPlotly.PlotSchema.get().traces));
   return [...document.querySelectorAll('.js-plotly-plot')].flatMap(p => [...(p.data || []),
@@ -29,6 +31,6 @@ UNKNOWN_TRACES = """() => { const known = new Set(Object.keys(globalThis.fusionv
 
 def no_exceptions(page: Page) -> None:
     """No exception on the page, and no plot of a trace type its plotly.js cannot draw."""
-    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator(ST.EXCEPTION).count() == 0
     if page.evaluate("!!globalThis.fusionvizPlotly"):
         assert page.evaluate(UNKNOWN_TRACES) == []

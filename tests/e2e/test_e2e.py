@@ -14,20 +14,21 @@ from typing import Any
 from playwright.sync_api import Browser, Locator, Page
 from playwright.sync_api import Error as PlaywrightError
 
+import ui.web.selectors as ST
 from fusionviz.charts.registry import VIEWS
 from fusionviz.records.session import Session
 from fusionviz.records.talk import load_talk
 from tests.e2e.pages import CHART_DRAWN, RUN_TIMEOUT_MS, SLIDE, VIEWPORT, no_exceptions, settle
-from ui.presentation import key_class
 
 ROOT = Path(__file__).resolve().parents[2]
+PRESENTED_LAB = ST.keyed("fv_present_lab")  # the lab's presentation, on the page at the desk too, hidden
 
 
 def shoot(page: Page, path: Path) -> None:
     """A screenshot of the page once every element is drawn: Streamlit shows a grey skeleton where an element's
     code is still loading (the lab's sliders and Run button took 3-4 s after the rest on a loaded machine), and a
     screenshot taken after `settle` alone showed them so."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000)
+    page.wait_for_function(f"() => !document.querySelector({ST.SKELETON!r})", timeout=30_000)
     page.screenshot(path=str(path))
 
 
@@ -95,7 +96,7 @@ def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: st
     assert len(fetched) == 1, fetched
     # The presentation's chart, hidden at the desk, is drawn ahead at the width it is shown at: the toggle
     # shows it drawn.
-    plot = "document.querySelector('.st-key-fv_present_lab .js-plotly-plot')"
+    plot = f"document.querySelector('{PRESENTED_LAB} .js-plotly-plot')"
     page.wait_for_function(f"() => !!{plot}?._fullLayout", timeout=30_000)
     drawn_at = page.evaluate(f"{plot}._fullLayout.width")
     page.get_by_text("Presentation").click()
@@ -123,8 +124,8 @@ def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: s
     page.goto(server)
     page.get_by_text("Kernels and generated code").wait_for(timeout=120_000)
     settle(page)
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session"),
+    sidebar = page.locator(ST.SIDEBAR)
+    choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Session"),
            "h200_mlp_512x256_float32.json.gz")
     page.get_by_text("The naive loop against this measurement").wait_for(timeout=60_000)
     # The timeline, what fused into what and the naive loop's chart at least, mounted as the run ends.
@@ -147,10 +148,10 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
 
     # The MLP's recorded session sets the measuring widgets to its sizes (512 × 256); measure LayerNorm + GELU
     # at those sizes here.
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session"),
+    sidebar = page.locator(ST.SIDEBAR)
+    choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Session"),
            "h200_mlp_512x256_float32.json.gz")
-    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Model"), "linear_ln_gelu")
+    choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Model"), "linear_ln_gelu")
     started = time.monotonic()
     sidebar.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("This run was measured in").wait_for(timeout=RUN_TIMEOUT_MS)
@@ -188,7 +189,7 @@ def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser
     settle(page)
     page.get_by_text("Upload a file").last.click()
     settle(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(trace))
+    page.locator(ST.UPLOADER_INPUT).last.set_input_files(str(trace))
     page.get_by_text("Kernels that differ").wait_for(timeout=60_000)
     settle(page)
     wait_for_charts(page, 2)
@@ -211,7 +212,7 @@ def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browse
     statistics = page.get_by_text("Per-kernel statistics", exact=True)
     statistics.wait_for(timeout=60_000)
     settle(page)
-    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar = page.locator(ST.SIDEBAR)
     left_out = page.get_by_text("left out in presentation mode")
 
     def shown(presenting: bool) -> None:
@@ -224,7 +225,7 @@ def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browse
     toggle = page.get_by_text("Presentation", exact=True)
     shown(False)
     # The element that sets the mode found the toggle's input, to restyle the page before the server answers.
-    assert page.evaluate(f"document.querySelector('.{key_class('_pres_Trace explorer')} input').fusionvizMode")
+    assert page.evaluate(f"document.querySelector('{ST.keyed('_pres_Trace explorer')} input').fusionvizMode")
     toggle.click()
     shown(True)
     shoot(page, shots / "trace-explorer-presentation.png")
@@ -269,10 +270,10 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
     settle(page)
     wait_for_charts(page, 1)
     # The sidebar folds away but stays one click off, to change what is on screen without leaving the mode.
-    assert page.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "true"
+    assert page.locator(ST.SIDEBAR).get_attribute(ST.SIDEBAR_FOLDED) == "true"
     # The desk stays on the page, hidden, so the toggle back draws none of it again: one chart is on screen.
     assert page.locator(".js-plotly-plot:visible").count() == 1
-    assert page.locator(".st-key-fv_present_lab .js-plotly-plot:visible").count() == 1
+    assert page.locator(f"{PRESENTED_LAB} .js-plotly-plot:visible").count() == 1
     assert_nothing_below_the_fold(page)
     no_exceptions(page)
     shoot(page, shots / "presentation-timeline.png")
@@ -280,13 +281,13 @@ def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, 
 
 
 # The presentation's plot: its title and its caption, as shown.
-PRESENTED_VIEW = """() => {
-  const plot = [...document.querySelectorAll('.st-key-fv_present_lab .js-plotly-plot')]
+PRESENTED_VIEW = f"""() => {{
+  const plot = [...document.querySelectorAll('{PRESENTED_LAB} .js-plotly-plot')]
       .find(p => p.checkVisibility());
   const caption = document.querySelector('[data-fv-caption="present_view_plot"]');
   return plot && caption
-      && {title: plot.querySelector('.gtitle')?.textContent || '', caption: caption.innerText};
-}"""
+      && {{title: plot.querySelector('.gtitle')?.textContent || '', caption: caption.innerText}};
+}}"""
 
 
 def test_the_presentation_switches_views_in_the_browser(server: str, browser: Browser) -> None:
@@ -308,19 +309,19 @@ def test_the_presentation_switches_views_in_the_browser(server: str, browser: Br
     before = page.wait_for_function(PRESENTED_VIEW, timeout=30_000).json_value()
     assert before["title"] and not before["title"].startswith("Kernel timeline")
     # The next view is fetched and drawn ahead, hidden, in the browser's idle time.
-    page.wait_for_function("""[...document.querySelectorAll('.st-key-fv_present_lab .js-plotly-plot')].some(p =>
+    page.wait_for_function(f"""[...document.querySelectorAll('{PRESENTED_LAB} .js-plotly-plot')].some(p =>
         !p.checkVisibility() && (p.querySelector('.gtitle')?.textContent || '').startsWith('Kernel timeline'))""",
                            timeout=30_000)
     held[0] = True
-    page.locator(".st-key-present_view").get_by_text("Timeline", exact=True).click()
+    page.locator(ST.keyed("present_view")).get_by_text("Timeline", exact=True).click()
     after = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title?.startsWith('Kernel timeline') "
                                    f"&& ({PRESENTED_VIEW})()", timeout=10_000).json_value()
     assert after["caption"] and after["caption"] != before["caption"]
     # A view not fetched ahead is fetched at the click; the view the server drew is kept in the browser.
-    page.locator(".st-key-present_view").get_by_text(VIEWS["roofline"].label, exact=True).click()
+    page.locator(ST.keyed("present_view")).get_by_text(VIEWS["roofline"].label, exact=True).click()
     page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title !== {after['title']!r}", timeout=10_000)
     page.on("request", lambda r: fetched.append(r.url) if "fusionviz-view-" in r.url else None)
-    page.locator(".st-key-present_view").get_by_text(VIEWS["verdict"].label, exact=True).click()
+    page.locator(ST.keyed("present_view")).get_by_text(VIEWS["verdict"].label, exact=True).click()
     back = page.wait_for_function(f"(({PRESENTED_VIEW})() || {{}}).title === {before['title']!r} "
                                   f"&& ({PRESENTED_VIEW})()", timeout=10_000).json_value()
     assert back["caption"] == before["caption"] and fetched == []
@@ -330,12 +331,12 @@ def test_the_presentation_switches_views_in_the_browser(server: str, browser: Br
 
 def assert_nothing_below_the_fold(page: Page) -> None:
     """The page does not scroll, and every element of it ends inside the window."""
-    fold = page.evaluate("""() => {
-        const main = document.querySelector('[data-testid="stMain"]');
-        const bottoms = [...document.querySelectorAll('.stMainBlockContainer [data-testid="stElementContainer"]')]
+    fold = page.evaluate(f"""() => {{
+        const main = document.querySelector('{ST.MAIN}');
+        const bottoms = [...document.querySelectorAll('{ST.MAIN_BLOCK} {ST.ELEMENT}')]
             .map(e => e.getBoundingClientRect()).filter(r => r.height > 0).map(r => r.bottom);
-        return {scroll: main.scrollHeight - main.clientHeight, bottom: Math.max(...bottoms), height: innerHeight};
-    }""")
+        return {{scroll: main.scrollHeight - main.clientHeight, bottom: Math.max(...bottoms), height: innerHeight}};
+    }}""")
     assert fold["scroll"] <= 0 and fold["bottom"] <= fold["height"], fold
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+import ui.web.selectors as ST
 from tests.e2e.pages import RUN_TIMEOUT_MS, VIEWPORT, settle
 
 
@@ -33,7 +34,7 @@ def test_a_waiting_session_sees_its_place_in_line_and_cancels(server: str, brows
     first, second = lab(browser, server), lab(browser, server)
     first.get_by_role("button", name="Run the small CPU example").click()  # linear_ln_gelu, dim 64, batch 32
     first.get_by_role("button", name="Cancel").wait_for(timeout=RUN_TIMEOUT_MS)  # the CPU is busy now
-    second.locator('[data-testid="stSidebar"]').get_by_role("button", name="Run", exact=True).click()  # mlp
+    second.locator(ST.SIDEBAR).get_by_role("button", name="Run", exact=True).click()  # mlp
     second.get_by_text("1st in line for cpu").wait_for(timeout=30_000)
     second.get_by_role("button", name="Cancel").click()
     second.get_by_text("Run cancelled").wait_for(timeout=30_000)
@@ -41,7 +42,7 @@ def test_a_waiting_session_sees_its_place_in_line_and_cancels(server: str, brows
     assert second.get_by_text("in line for cpu").count() == 0 and second.get_by_text("measured in").count() == 0
 
     first.get_by_text("This run was measured in").wait_for(timeout=RUN_TIMEOUT_MS)
-    assert first.locator('[data-testid="stException"]').count() == 0
-    assert second.locator('[data-testid="stException"]').count() == 0
+    assert first.locator(ST.EXCEPTION).count() == 0
+    assert second.locator(ST.EXCEPTION).count() == 0
     first.close()
     second.close()

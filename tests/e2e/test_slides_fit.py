@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import Browser
 
+import ui.web.selectors as ST
 from fusionviz.charts.style import EDGE_PX
 from tests.e2e.pages import SLIDE, VIEWPORT, settle
 
@@ -55,16 +56,16 @@ def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: 
     page.goto(f"{server}/Story")
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     settle(page)
-    page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+    page.locator(ST.SIDEBAR_OPEN).first.click()
     page.wait_for_timeout(1_000)
     for _ in range(14):  # to the graph break scene, whose caption is the longest
-        page.locator(".st-key-story_next button").click()
+        page.locator(f"{ST.keyed('story_next')} button").click()
         settle(page)
     caption = page.locator("div[title*='eager code between them']")
     caption.wait_for(timeout=60_000)
     fits = caption.evaluate("e => [e.scrollWidth <= e.clientWidth, e.textContent]")
     assert fits[0], f"the caption is cut: {fits[1]}"
-    assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # the sidebar is open
+    assert page.locator(ST.SIDEBAR).bounding_box()["width"] > 200  # the sidebar is open
     # The legend wraps to two rows at this width: both under the source stamp, where the second ran into it.
     stamp, legend = page.evaluate("""() => {
       const plot = document.querySelector('.js-plotly-plot');

@@ -205,9 +205,7 @@ def test_four_lab_sessions_at_once_match_solo_runs_and_never_overlap(monkeypatch
         no_errors(at)
         set_lab(at, config)
     queues = state.runs().queues
-    for thread in threading.enumerate():  # the server's warm-up: one job on the CPU's line, once the page is drawn
-        if thread.name == warm.COMPILER:
-            thread.join(TIMEOUT)
+    warm.start().wait_compiler(TIMEOUT)  # the server's warm-up: one job on the CPU's line, once the page is drawn
     before = len(queues.intervals("cpu"))
 
     started = time.monotonic()

@@ -20,7 +20,8 @@ from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
 from tests.texts import unescaped
-from ui import page_runs, story, warm
+from ui import story, warm
+from ui.background import Priority, scheduler
 
 DEFAULT_TALK = Path(APP).parent / "talks" / "fusion_story.toml"
 STORY = "pages/4_Story.py"
@@ -70,12 +71,12 @@ def test_a_step_forward_draws_the_scene_built_ahead(talk_library: Path, monkeypa
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page(STORY).run()
     no_errors(at)
-    page_runs._AHEAD.submit(lambda: None).result(timeout=TIMEOUT)  # what was queued ahead is done
+    assert scheduler().drain(Priority.STORY, TIMEOUT)  # the scenes queued ahead are built
     built = threads_building_views(monkeypatch)
     at.button(key="story_next").click().run()
     no_errors(at)
     assert heading(at).startswith("### 2 / ")
-    assert [name for name in built if not name.startswith("fusionviz-ahead")] == []
+    assert [name for name in built if name != "fusionviz-background"] == []
 
 
 def test_the_story_opens_and_takes_its_first_step_on_scenes_the_warm_up_built(
@@ -83,15 +84,14 @@ def test_the_story_opens_and_takes_its_first_step_on_scenes_the_warm_up_built(
     """Once the compiler's warm-up has ended, the warm-up builds the default talk's first two scenes
     (ui/warm.py): neither the page switch to the Story nor its first step, pressed at once, builds a figure."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    compiler = threading.Thread(target=lambda: None)  # the compiler's warm-up, ended
-    compiler.start()
-    warm._rest(compiler)
+    warm.start().queue_ahead()  # this test's library: the process's warm-up may have queued another test's
+    assert scheduler().drain(timeout=TIMEOUT)
     built = threads_building_views(monkeypatch)
     at.switch_page(STORY).run()
     at.button(key="story_next").click().run()
     no_errors(at)
     assert heading(at).startswith("### 2 / ")
-    assert [name for name in built if not name.startswith("fusionviz-ahead")] == []
+    assert [name for name in built if name != "fusionviz-background"] == []
 
 
 def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Path,

@@ -1,6 +1,6 @@
 """The one-way flow, checked: no layer imports a layer above it, the backend never imports streamlit,
-analysis never imports plotly, the viewing side never imports torch, and the app reaches the measuring side
-through its run service alone."""
+analysis never imports plotly, the viewing side never imports torch, the app reaches the measuring side
+through its run service alone, and the browser side (ui/web) through its one door."""
 
 from __future__ import annotations
 
@@ -35,11 +35,14 @@ FORBIDDEN: dict[str, set[str]] = {
 TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "queue", "service", "ray_grid"}
 # What the app (app.py, pages/, ui/) may import of `measure`: the model catalogue and the run service.
 MEASURE_DOORS = {"catalog", "service"}
-APP_MODULES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+APP_MODULES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
+WEB = ROOT / "ui" / "web"  # the browser side: the rest of the app imports `ui.web` alone
+WEB_MODULES = sorted(WEB.glob("*.py"))
 
 
 def imports_of(path: Path) -> set[str]:
-    """Every module `path` imports; `from m import x` also as `m.x` where x is one of this project's modules."""
+    """Every module `path` imports; `from m import x` also as `m.x` where x is one of this project's modules or
+    packages."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -47,7 +50,8 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {name for name in (f"{node.module}.{alias.name}" for alias in node.names)
-                      if (ROOT / name.replace(".", "/")).with_suffix(".py").is_file()}
+                      if (ROOT / name.replace(".", "/")).with_suffix(".py").is_file()
+                      or (ROOT / name.replace(".", "/") / "__init__.py").is_file()}
     return found
 
 
@@ -104,6 +108,35 @@ def test_ui_and_pages_import_no_torch() -> None:
 def test_the_app_reaches_the_measuring_side_through_its_run_service_alone(path: Path) -> None:
     reached = {name.split(".")[2] for name in imports_of(path) if name.startswith("fusionviz.measure.")}
     assert reached <= MEASURE_DOORS, f"{path.name} imports measure.{reached - MEASURE_DOORS}"
+
+
+@pytest.mark.parametrize("path", [p for p in APP_MODULES if WEB not in p.parents],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_app_reaches_the_browser_side_through_its_door(path: Path) -> None:
+    """`ui.web` alone, never one of its modules: what is behind the door may change without a page knowing."""
+    behind = sorted(name for name in imports_of(path) if name.startswith("ui.web."))
+    assert not behind, f"{path.name} imports {behind}: use `from ui import web`"
+
+
+@pytest.mark.parametrize("path", WEB_MODULES, ids=lambda p: p.name)
+def test_the_browser_side_imports_nothing_of_the_app(path: Path) -> None:
+    """ui/web stands on Streamlit, Plotly and the bounded cache alone: the pages register into it (routes.py)."""
+    ours = {n for n in imports_of(path) if n.split(".")[0] in ("ui", "fusionviz", "pages", "app")}
+    assert {n for n in ours if not n.startswith("ui.web") and n != "fusionviz.lru"} == set()
+
+
+def test_the_middleware_depends_on_no_page_code() -> None:
+    """The server's middleware, and everything it imports, import no page code and no streamlit."""
+    seen, todo = set(), ["ui.web.middleware"]
+    while todo:
+        module = todo.pop()
+        seen.add(module)
+        path = (ROOT / module.replace(".", "/")).with_suffix(".py")
+        todo += [n for n in imports_of(path) if n.startswith("ui.") and n not in seen]
+    assert seen == {"ui.web.middleware", "ui.web.bundle", "ui.web.routes"}
+    for module in seen:
+        assert "streamlit" not in {n.split(".")[0] for n in imports_of((ROOT / module.replace(".", "/")).with_suffix(
+            ".py"))}, module
 
 
 def test_the_viewing_side_opens_without_torch_at_run_time() -> None:

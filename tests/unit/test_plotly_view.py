@@ -1,6 +1,6 @@
 """The kept Plotly element's Python side: a box drawn on the plot read back as an x range."""
 
-from ui.plotly_view import box_of
+from ui.web.plotly_view import box_of
 
 
 def test_a_box_is_two_distinct_numbers_low_to_high() -> None:

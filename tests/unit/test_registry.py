@@ -30,7 +30,7 @@ from fusionviz.records.session import (
 from fusionviz.records.talk import parse_talk
 from tests.unit.factories import k, run, session, timing
 from ui import lab, sweep_view
-from ui.page_head import BUNDLE_TRACES
+from ui.web.bundle import BUNDLE_TRACES
 
 EAGER = run("eager", [k("aten::mul", 0, 10, ops=("mul",), op_id=1), k("aten::add", 20, 10, ops=("add",), op_id=2)])
 EAGER.op_sources = [OpSource(op, op, "", "/m.py:3", "return x * 2 + 1") for op in ("aten::mul", "aten::add")]
@@ -93,7 +93,7 @@ def test_every_view_is_reachable_from_presentation_the_story_export_and_the_cli(
 
 @pytest.mark.parametrize("name", list(VIEWS))
 def test_every_view_draws_only_trace_types_the_app_s_plotly_js_holds(name: str) -> None:
-    """The browser draws with plotly.js's cartesian bundle (ui/page_head.py), which draws a type it lacks as a
+    """The browser draws with plotly.js's cartesian bundle (ui/web/bundle.py), which draws a type it lacks as a
     scatter, without a word."""
     figure = view_figure(REPORT, name, mode="default" if VIEWS[name].takes_mode else None)
     types = {trace.type for trace in figure.data} | {trace.type for frame in figure.frames for trace in frame.data}

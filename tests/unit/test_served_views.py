@@ -1,5 +1,6 @@
-"""ui.served_views and the middleware that answers for it: the presentation's views by URL, the same JSON to the
-byte as a run sends the plot, and nothing for a name never offered or a session gone."""
+"""ui.served_views, registered in the app's routes, and the middleware that answers for them: the presentation's
+views by URL, the same JSON to the byte as a run sends the plot, and nothing for a name never offered or a session
+gone."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from fusionviz.analysis.report import Report, digest
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import scene_caption
 from fusionviz.records.files import open_path
-from ui import page_runs, sections, served_views, story
+from ui import sections, served_views, story
+from ui.background import scheduler
 from ui.lab import LAB_CHART_PX, PLOT_KEY, next_views
-from ui.page_head import PageHead
+from ui.web import routes
+from ui.web.middleware import PageHead
 
 MLP = Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz"
 SETTINGS = ChartSettings.presentation()
@@ -70,7 +73,7 @@ def test_a_view_is_served_as_the_run_sends_it(report: Report) -> None:
 
 
 def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
-    assert get(f"/{served_views.PREFIX}not-offered.json") == (404, b"")
+    assert get(f"/{routes.PREFIX}not-offered.json") == (404, b"")
     session = open_path(MLP)
     name = served_views.offer(Report(session, digest(session)), "verdict", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
     del session
@@ -83,7 +86,7 @@ def test_a_view_asked_for_during_a_page_run_is_built_after_it(report: Report) ->
     inside, ended = threading.Event(), []
 
     def page() -> None:
-        with page_runs.page_run():
+        with scheduler().page_run():
             inside.set()
             time.sleep(0.5)
             ended.append(time.monotonic())

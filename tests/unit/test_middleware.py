@@ -1,4 +1,4 @@
-"""The app's middleware (ui/page_head.py) around a real Starlette app: every page of HTML names plotly.js in
+"""The app's middleware (ui/web/middleware.py) around a real Starlette app: every page of HTML names plotly.js in
 its head, compressed or not, and the file itself is answered for under any path prefix, cached for good."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ui.page_head import BUNDLE, PageHead, bundle_version, head_lines, plotly_js, plotly_name
+from ui.web.bundle import BUNDLE, bundle_version, head_lines, plotly_js, plotly_name
+from ui.web.middleware import PageHead
 
 PAGE = "<html><head><title>t</title></head><body>" + "x" * 2000 + "</body></html>"  # past gzip's minimum size
 

@@ -1,5 +1,6 @@
 // Says, once, that the browser has painted the page's first chart (or waited 3 s for one): the server then draws
-// the rest of the page (ui/first_paint.py). Asked for after the frame the chart is in, so that frame is on screen.
+// the rest of the page (ui/web/first_paint.py). Asked for after the frame the chart is in, so that frame is on
+// screen.
 export default function ({ parentElement, setTriggerValue }) {
   if (parentElement.fusionvizAsked) return;
   parentElement.fusionvizAsked = true;

@@ -1,9 +1,10 @@
 // One Plotly plot that stays mounted: each new figure redraws it in place (Plotly.react), and a click on a
 // point (its customdata by field name) or a box drawn on it goes back to Python as a trigger value. plotly.js is
-// read once per page, asked for by the page's head (ui/page_head.py); its module is kept as fusionvizPlotly, never
-// the global Plotly, which whichever copy loads last sets. A figure may carry its presentation layout and config
-// (data.present): the plot is drawn with the one of the page's mode (the class `fv-present` on the root, set by
-// ui/presentation.js) and redrawn when the mode changes, with no run of the server in between.
+// read once per page, asked for by the page's head (ui/web/bundle.py); its module is kept as fusionvizPlotly,
+// never the global Plotly, which whichever copy loads last sets. A figure may carry its presentation layout and
+// config (data.present): the plot is drawn with the one of the page's mode (the class `fv-present` on the root,
+// set by presentation.js) and redrawn when the mode changes, with no run of the server in between. ST: Streamlit's
+// selectors (ui/web/selectors.py), put in front of this module.
 const presenting = () => document.documentElement.classList.contains("fv-present");
 
 // Whether the plot's figure is an animation (it has frames).
@@ -46,10 +47,9 @@ function render(plot, presented = presenting()) {
 }
 
 // New figures are drawn one per task, the highest on the page first: the browser paints the first chart once it
-// is drawn, not once every chart of the page is (a first visit's lab draws four, its timeline first as they mount).
-// One below the window waits for the page's idle time: drawn as they came, the lab's charts below the fold (each a
-// task of 0.05-0.17 s) held back the rest of the run's messages, and the switch to a session was answered once
-// they were all drawn.
+// is drawn, not once every chart of the page is. One below the window waits for the page's idle time: drawn as
+// they came, the charts below the fold held back the rest of the run's messages (benchmarks/RESULTS.md, "A worker
+// that outlived its server, the naive loop's chart made once, charts below the window drawn when idle").
 const queue = [];
 let soon = false;  // a pump is queued as a task
 function pump(idle = false) {
@@ -74,10 +74,8 @@ function pumpSoon() {
 
 // The presentation's plots, hidden at the desk (and a view picker's views not on screen, a talk's neighbouring
 // scenes too), are drawn ahead in the page's idle time, one per idle period, at the width and in the mode they are
-// shown in, so that the toggle (or a click of the picker) shows them drawn (0.25 s for the lab's verdict, drawn
-// when shown): they and their hidden sections are laid out for that drawing off the screen, at the width the main
-// block has once the sidebar has folded away.
-const PRESENTED_ONLY = '[class*="st-key-fv_present_"]';
+// shown in, so that the toggle (or a click of the picker) shows them drawn: they and their hidden sections are laid
+// out for that drawing off the screen, at the width the main block has once the sidebar has folded away.
 const plots = new Set();
 function stageNext() {
   if (queue.length) return;
@@ -85,17 +83,17 @@ function stageNext() {
   // Not an animation: its slider and buttons make Plotly lay the margins out again after the drawing, by then
   // hidden again, and its title's subtitle (the source stamp) came out over the title.
   const waiting = [...plots].filter((plot) => !plot.offsetParent && plot.fusionvizShown && !animated(plot)
-    && (plot.closest(PRESENTED_ONLY) || (plot.fusionvizView && presenting())) && stale(plot, true));
+    && (plot.closest(ST.PRESENTED_ONLY) || (plot.fusionvizView && presenting())) && stale(plot, true));
   if (!waiting.length) return;
   stage(waiting[0]);
   if (waiting.length > 1) requestIdleCallback(stageNext, { timeout: 2000 });
 }
 function stage(plot) {
-  const main = document.querySelector(".stMainBlockContainer");
-  const sidebar = document.querySelector('[data-testid="stSidebar"]');
+  const main = document.querySelector(ST.MAIN_BLOCK);
+  const sidebar = document.querySelector(ST.SIDEBAR);
   if (!main) return;
   const box = getComputedStyle(main);
-  const folds = sidebar && sidebar.getAttribute("data-collapsed") !== "true" ? sidebar.offsetWidth : 0;
+  const folds = sidebar && sidebar.getAttribute(ST.SIDEBAR_FOLDED) !== "true" ? sidebar.offsetWidth : 0;
   const width = main.clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight) + folds;
   const hidden = [];  // the plot and its ancestors that are hidden, outermost last
   for (let at = plot; at && at !== main; at = at.parentElement) {
