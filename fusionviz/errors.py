@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-WorkerFailure = Literal["config", "oom", "timeout", "crash", "error"]
+WorkerFailure = Literal["config", "oom", "timeout", "crash", "ended", "error"]
 
 
 class FusionvizError(Exception):

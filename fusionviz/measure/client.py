@@ -17,7 +17,7 @@ import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from fusionviz.errors import ConfigError, FusionvizError, WorkerError
@@ -47,7 +47,6 @@ from fusionviz.measure.protocol import (
 from fusionviz.measure.worker import Worker
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import (
-    MAX_PROCESSES,
     RunConfig,
     SweepRequest,
     not_applicable_reason,
@@ -100,12 +99,10 @@ class _TimingWorkers:
         self.workers = [w for w, _ in spares] + fresh
         self._fresh = fresh
         self._device = device
-        self._pool = ThreadPoolExecutor(max_workers=len(fresh) + 1, thread_name_prefix="fusionviz-warm")
         self._warming: list[Future[None]] = [warming for _, warming in spares]
         self._begun = threading.Event()
         self._lock = threading.Lock()
-        if fresh:
-            self._pool.submit(self._one_at_a_time)
+        self._first = [in_background(self._one_at_a_time)] if fresh else []
 
     def _one_at_a_time(self) -> None:
         for worker in self._fresh:
@@ -118,7 +115,7 @@ class _TimingWorkers:
         with self._lock:
             if not self._begun.is_set():
                 self._begun.set()
-                self._warming += [self._pool.submit(_warm, w, self._device) for w in self._fresh]
+                self._warming += [in_background(_warm, w, self._device) for w in self._fresh]
 
     def warmed(self, progress: Progress | None = None) -> list[Worker]:
         """The workers, once every one is warm; says so in `progress` where that is still to wait for."""
@@ -130,15 +127,37 @@ class _TimingWorkers:
         return self.workers
 
     def close(self) -> None:
-        """End every worker (`contextlib.closing` calls it however the run ends); a warm-up still running ends
-        with its worker, and one not yet started finds it ended."""
-        self._begun.set()
+        """End every worker (`contextlib.closing` calls it however the run ends): a warm-up waiting on one wakes at
+        once (WorkerError "ended", which `_warm` lets go), and one not yet started finds it ended."""
+        with self._lock:
+            self._begun.set()
         for w in self.workers:
             w.end()
-        self._pool.shutdown()
+        wait([*self._first, *self._warming], timeout=CLOSE_WAIT_S)
 
 
-_SPARES_WARMING = ThreadPoolExecutor(max_workers=MAX_PROCESSES, thread_name_prefix="fusionviz-warm-spare")
+CLOSE_WAIT_S = 10.0  # how long closing waits for the warm-ups its ends woke; they return in milliseconds
+
+
+def in_background(function: Callable[..., None], *args: Any) -> Future[None]:
+    """`function(*args)` in a daemon thread, its outcome in the Future returned. A daemon, not an executor's
+    thread: the interpreter joins those before its exit hooks run, so one waiting on a worker would hold up the
+    exit for good, while a daemon is woken by the hook that ends every worker (`worker._end_all`)."""
+    future: Future[None] = Future()
+
+    def run() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            function(*args)
+        except BaseException as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=run, name=f"fusionviz-{getattr(function, '__name__', 'job')}", daemon=True).start()
+    return future
+
+
 _SpareKey = tuple[str | None, int | None, str]  # (Inductor cache folder, core, device) a run's timers need
 _SPARES: dict[_SpareKey, list[tuple[Worker, Future[None]]]] = {}
 _SPARES_LOCK = threading.Lock()
@@ -157,7 +176,7 @@ def keep_spares(count: int, device: str, cache_dir: str | None = None) -> None:
         while len(spares) < count:
             worker = Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
             worker.start()
-            spares.append((worker, _SPARES_WARMING.submit(_warm, worker, device)))
+            spares.append((worker, in_background(_warm, worker, device)))
 
 
 def _take_spares(key: _SpareKey, count: int) -> list[tuple[Worker, Future[None]]]:
