@@ -47,9 +47,9 @@ class Served:
     process: subprocess.Popen[bytes]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """`streamlit run app.py` on a free localhost port, showing the H200 sessions shipped in sessions/."""
+def serve(tmp_path_factory: pytest.TempPathFactory, **env: str) -> Iterator[Served]:
+    """`streamlit run app.py` on a free localhost port, with `env` besides the test's own, showing the H200
+    sessions shipped in sessions/; stopped when the caller's fixture ends."""
     port = free_port()
     log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("wb")
     proc = subprocess.Popen(
@@ -59,7 +59,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         # One OpenMP thread: on a 2-core test box the browser takes a core, and Inductor's C++ kernels
         # spinning on an OpenMP barrier against it ran 100x slow, which is not what the screenshots should show.
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        env={**os.environ, "OMP_NUM_THREADS": "1", **env},
         start_new_session=True)
     url = f"http://localhost:{port}"
     deadline = time.monotonic() + 60
@@ -77,6 +77,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     proc.terminate()
     proc.wait(timeout=30)
     log.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The app as a user starts it, a server per test module."""
+    yield from serve(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
