@@ -88,9 +88,9 @@ def _ordinal(n: int) -> str:
 
 
 def _waiting_label(ticket: Ticket[Any], queues: DeviceQueues) -> str:
-    """Where the run stands: its place in line (and, behind the worker's warm-up, what that pays for: on a
-    machine that never compiled, the 5–6 s a first Run pressed at once waits there, benchmarks/RESULTS.md), or
-    its latest stage, with the seconds it has spent there."""
+    """Where the run stands: its place in line (and, behind the worker's warm-up, what that pays for: a first Run
+    pressed at once on a machine that never compiled waits there, benchmarks/RESULTS.md, "2026-12-04 — the C++
+    header built ahead is the one Inductor asks for"), or its latest stage, with the seconds it has spent there."""
     now, position = time.monotonic(), ticket.position()
     if position:
         ahead = queues.running(ticket.device)

@@ -258,8 +258,8 @@ def show_rest(report: Report, settings: ChartSettings) -> None:
     sections.show_timeline(report, "timeline")
     st.subheader("What fused into what")
     show_collapse(report, settings, animated=False)
-    # Drawn when asked for: an expander runs its content on every rerun, and the animation's frames were 4 s of
-    # the 7 s a session switch took (1.9 s more to stamp them).
+    # Drawn when asked for: an expander runs its content on every rerun, and the animation's frames were most of a
+    # session switch's work.
     if st.toggle("Animated: from eager to compiled (for talks)", key="lab_animation"):
         show_collapse(report, settings, animated=True)
     show_methodology(report, settings)
