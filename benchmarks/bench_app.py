@@ -35,6 +35,10 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import ui.web.selectors as ST  # noqa: E402
+
 DEFAULT_TRACE = ROOT / "benchmarks" / "data" / "transformer_train.trace.json.gz"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"]
@@ -49,24 +53,23 @@ def free_port() -> int:
 
 def idle(page: Page) -> None:
     """Until Streamlit has no script run in flight (its running indicator is gone)."""
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS,
-                           polling=16)
+    page.wait_for_function(f"!document.querySelector({ST.RUNNING!r})", timeout=TIMEOUT_MS, polling=16)
 
 
 # Checked in every frame once the action has been sent: the time of the first frame in which the answer is on
 # screen with Streamlit's run finished (no element left over from the run before, which Streamlit marks stale, and
 # no running indicator, which it shows only after 0.7 s). Polled from Python instead, the answer was seen late
 # whenever a task of the page's (a plot drawn ahead in its idle time) began after the frame that showed it.
-ARM = """(done) => {
-  const answered = new Function(`return (${done});`);
+ARM = f"""(done) => {{
+  const answered = new Function(`return (${{done}});`);
   window.fvAnswered = null;
-  const frame = () => {
-    if (answered() && !document.querySelector('[data-stale="true"], [data-testid="stStatusWidget"]')) {
+  const frame = () => {{
+    if (answered() && !document.querySelector('{ST.STALE}, {ST.RUNNING}')) {{
       window.fvAnswered = performance.now();
-    } else requestAnimationFrame(frame);
-  };
+    }} else requestAnimationFrame(frame);
+  }};
   requestAnimationFrame(frame);
-}"""
+}}"""
 
 
 # The moment the action's input reached the page: its first press of a pointer or a key, by the event's own time
@@ -149,8 +152,7 @@ PLOT_BOX = TIMELINE_PLOT + """  const r = plot.querySelector('.nsewdrag').getBou
 def key_flip(page: Page, label: str) -> Callable[[], None]:
     """Flips the checkbox or toggle labelled `label` by keyboard: in presentation mode the page's header lies
     over it, and a click would land on the header."""
-    box = page.locator('[data-testid="stCheckbox"], [data-testid="stToggle"]').filter(has_text=label).locator(
-        "input").first
+    box = page.locator(f"{ST.CHECKBOX}, {ST.TOGGLE}").filter(has_text=label).locator("input").first
 
     def flip() -> None:
         box.focus()
@@ -197,7 +199,6 @@ def write_peer(folder: Path, trace: Path) -> Path:
     """The peer app and the figures it swaps: the big trace's timeline, one iteration and all of them, as the
     Trace explorer draws them (default settings), and one iteration at presentation size with the page's
     presentation style."""
-    sys.path.insert(0, str(ROOT))
     from fusionviz.charts.style import ChartSettings
     from fusionviz.charts.timeline import timeline_figure
     from fusionviz.charts.timeline_layout import timeline_bars
@@ -340,7 +341,7 @@ def main() -> int:
                     page, all_box.click, timeline_title("Kernel timeline: all profiled iterations")))
                 record("view switch: all iterations off", []).append(timed(
                     page, all_box.click, timeline_title("Kernel timeline: one steady iteration")))
-                step = page.locator('[data-testid="stSelectbox"]').filter(has_text="Iteration").first
+                step = page.locator(ST.SELECTBOX).filter(has_text="Iteration").first
 
                 step.click()  # the list opens in the browser alone: timed from the choice
                 options = page.get_by_role("option")
@@ -391,7 +392,7 @@ def main() -> int:
                 flip = key_flip(page, "Presentation")
                 record("presentation toggle on", []).append(timed(page, flip, title_size(30)))
                 record("presentation toggle off", []).append(timed(page, flip, title_size(16)))
-                nav = page.locator('[data-testid="stSidebarNav"]')
+                nav = page.locator(ST.SIDEBAR_NAV)
                 record("page switch: to Methodology", []).append(timed(
                     page, nav.get_by_text("Methodology").click,
                     "[...document.querySelectorAll('h1')].some(h => h.textContent.includes('Methodology'))"))

@@ -43,6 +43,8 @@ from bench_app import (
     timeline_title,
 )
 
+import ui.web.selectors as ST  # on the path: bench_app puts the checkout there
+
 VISIT_PEER_APP = """
 import pathlib
 
@@ -57,9 +59,8 @@ st.plotly_chart(pio.from_json((HERE / ("other.json" if other else "first.json"))
 CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
 # The lab drawn whole (its rest after a first run's top, and the measuring widgets, which wait for the worker): the
 # server's warm-up of the compiler and of the library ahead starts then (ui/warm.py).
-DRAWN_WHOLE = ("!!document.querySelector('.st-key-run button')?.checkVisibility() && "
-               "document.querySelector('.stMainBlockContainer').innerText.includes('Kernel timeline') && "
-               + CHART_DRAWN)
+DRAWN_WHOLE = (f"!!document.querySelector('{ST.keyed('run')} button')?.checkVisibility() && "
+               f"document.querySelector('{ST.MAIN_BLOCK}').innerText.includes('Kernel timeline') && " + CHART_DRAWN)
 STORY_STEPS = 4  # from the talk's first scene: a timeline, the animation, a verdict, what fused into what
 FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
 
@@ -74,17 +75,16 @@ NEW_PLOT = f"{PLOTS}.some(p => !window.fvOld.has(p._fullLayout) && p.querySelect
 
 # The lab presenting: its view's selector shown and its chart drawn at the width it is shown at (a page that keeps
 # the view on the page at the desk, hidden, draws it again at that width once shown).
-PRESENTED = """(() => {
-  const view = document.querySelector('.st-key-present_view');
-  const plot = document.querySelector('.st-key-fv_present_lab .js-plotly-plot');
+PRESENTED = f"""(() => {{
+  const view = document.querySelector('{ST.keyed('present_view')}');
+  const plot = document.querySelector('{ST.keyed('fv_present_lab')} .js-plotly-plot');
   return !!view && view.checkVisibility() && !!plot && plot.checkVisibility() && !!plot._fullLayout
     && Math.abs(plot._fullLayout.width - plot.clientWidth) < 2;
-})()"""
+}})()"""
 
 
 def visit_peer(folder: Path) -> Path:
     """Streamlit alone: the lab's latency chart of the first session and of another, as files it swaps."""
-    sys.path.insert(0, str(ROOT))
     from fusionviz.analysis.report import analyse
     from fusionviz.charts.latency import latency_figure
     from fusionviz.charts.style import ChartSettings
@@ -109,7 +109,7 @@ def first_chart(page: Page, url: str) -> float:
 def verdict_of(session: str) -> str:
     """The lab showing `session`: its name in the source line (the sidebar's box shows it as soon as it is
     chosen), and its charts drawn."""
-    return f"document.querySelector('.stMainBlockContainer').innerText.includes({session!r}) && " + CHART_DRAWN
+    return f"document.querySelector('{ST.MAIN_BLOCK}').innerText.includes({session!r}) && " + CHART_DRAWN
 
 
 def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) -> None:
@@ -121,27 +121,27 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
     page.wait_for_function(CHART_DRAWN, timeout=TIMEOUT_MS, polling=16)
     idle(page)
     record(f"{name}: page load to the lab drawn (server warm)", []).append(time.perf_counter() - started)
-    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar = page.locator(ST.SIDEBAR)
     for session in (OTHER_SESSION, FIRST_SESSION):
-        box = sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Session")
+        box = sidebar.locator(ST.SELECTBOX).filter(has_text="Session")
         box.click()  # the list opens in the browser alone: timed from the choice
         option = page.get_by_role("option", name=session)
         record(f"{name}: session switch", []).append(timed(page, option.click, verdict_of(session)))
     flip = key_flip(page, "Presentation")
     record(f"{name}: presentation toggle on", []).append(timed(page, flip, PRESENTED))
-    views = page.locator(".st-key-present_view")
+    views = page.locator(ST.keyed("present_view"))
     record(f"{name}: view switch (presentation: to the timeline)", []).append(timed(
         page, lambda: views.get_by_text("Timeline", exact=True).click(), timeline_title("Kernel timeline")))
     record(f"{name}: view switch (presentation: back to the verdict)", []).append(timed(
         page, lambda: views.get_by_text("Verdict", exact=True).click(), "!(" + timeline_title("Kernel timeline")
         + ") && " + CHART_DRAWN))
     record(f"{name}: presentation toggle off", []).append(timed(
-        page, flip, "!document.querySelector('.st-key-present_view')?.checkVisibility() && " + CHART_DRAWN))
-    nav = page.locator('[data-testid="stSidebarNav"]')
+        page, flip, f"!document.querySelector('{ST.keyed('present_view')}')?.checkVisibility() && " + CHART_DRAWN))
+    nav = page.locator(ST.SIDEBAR_NAV)
     record(f"{name}: page switch to the Story", []).append(timed(
-        page, lambda: nav.get_by_text("Story").click(), "!!document.querySelector('.st-key-story_next') && "
+        page, lambda: nav.get_by_text("Story").click(), f"!!document.querySelector('{ST.keyed('story_next')}') && "
         + CHART_DRAWN))
-    at = page.locator(".st-key-story_next button")
+    at = page.locator(f"{ST.keyed('story_next')} button")
     for _ in range(STORY_STEPS):
         before = page.evaluate("document.body.innerText.length")
         page.evaluate(OLD_PLOTS)

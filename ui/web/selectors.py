@@ -22,9 +22,12 @@ SIDEBAR_OPEN = '[data-testid="stExpandSidebarButton"]'  # opens the sidebar, fol
 LAYOUT_WRAPPER = '[data-testid="stLayoutWrapper"]'  # the wrapper a container is laid out in
 ELEMENT = '[data-testid="stElementContainer"]'
 SELECTBOX = '[data-testid="stSelectbox"]'
+CHECKBOX = '[data-testid="stCheckbox"]'
+TOGGLE = '[data-testid="stToggle"]'
 UPLOADER_INPUT = '[data-testid="stFileUploaderDropzoneInput"]'
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'  # Streamlit's own Plotly chart
 RUNNING = '[data-testid="stStatusWidget"]'  # on the page while a script run is in flight
+STALE = '[data-stale="true"]'  # an element of the run before, not yet drawn again by the run in flight
 EXCEPTION = '[data-testid="stException"]'
 SKELETON = '[data-testid="stSkeleton"]'  # an element whose code is still loading
 # Text that presentation mode sets large: widgets' labels, options and inputs, buttons, metrics, captions, code.
