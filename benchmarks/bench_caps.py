@@ -5,7 +5,10 @@ memory (max RSS). Run from the repo root: `python benchmarks/bench_caps.py`.
 Files (made here, synthetic, shaped like a GPU capture: ProfilerSteps, ops, launches, kernels):
 - the largest trace within the caps: 499,800 events (4,900 steps × 50 kernels);
 - a 1.34-million-event trace (13,150 steps): over the events cap, refused;
-- a gzip bomb: 2 MB on disk, 2 GB inflated: refused at the inflated cap.
+- a gzip bomb of spaces: 2 MB on disk, 2 GB inflated: refused at the inflated cap;
+- a gzip bomb of one event whose name is 1.5 GB of one letter (1.5 MB on disk): refused at the inflated cap,
+  before any of it is decoded;
+- the same with a 400 MB name, under the inflated cap: read in linear time, refused at the name cap.
 """
 
 from __future__ import annotations
@@ -51,19 +54,30 @@ def page(path: Path) -> str:
         f"problems: {problems}" if problems else f"{len(at.get('plotly_chart'))} charts drawn")
 
 
+def bombed(path: Path, head: bytes, letter: bytes, mb: int, tail: bytes) -> None:
+    """A gzip file of `head`, `mb` MB of `letter`, then `tail`."""
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(head)
+        for _ in range(mb):
+            f.write(letter * (1 << 20))
+        f.write(tail)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         largest, over, bomb = folder / "largest.json.gz", folder / "over.json.gz", folder / "bomb.json.gz"
         largest.write_bytes(encoded(gpu_trace(4_900, 50)))
         over.write_bytes(encoded(gpu_trace(13_150, 50)))
-        with gzip.open(bomb, "wb", compresslevel=9) as f:
-            f.write(b'{"traceEvents": [')
-            for _ in range(2048):
-                f.write(b" " * (1 << 20))
-            f.write(b"]}")
+        bombed(bomb, b'{"traceEvents": [', b" ", 2048, b"]}")
+        named, named_under = folder / "name.json.gz", folder / "name_under.json.gz"
+        event_end = b'","ph":"X","cat":"cpu_op","ts":0,"dur":1,"pid":1,"tid":1}]}'
+        bombed(named, b'{"traceEvents":[{"name":"', b"a", 1536, event_end)
+        bombed(named_under, b'{"traceEvents":[{"name":"', b"a", 400, event_end)
         for label, path in (("largest within the caps (499,800 events)", largest),
-                            ("over the events cap (1,341,300 events)", over), ("gzip bomb (2 GB inflated)", bomb)):
+                            ("over the events cap (1,341,300 events)", over), ("gzip bomb (2 GB inflated)", bomb),
+                            ("a 1.5 GB name (inflated)", named),
+                            ("a 400 MB name (under the inflated cap)", named_under)):
             print(f"{label:42} {path.stat().st_size / 2**20:5.1f} MB  inspect: {cli(path)}")
         print(f"{'largest, through the Trace explorer':42}           page:    {page(largest)}")
     return 0

@@ -95,17 +95,27 @@ def inflate(raw: bytes | bytearray, name: str, limits: Limits | None = None) -> 
     the inflated cap: a 2 MB gzip bomb stops after the cap's worth of work, not after its 2 GB. Plain text
     over the cap is refused too. A damaged or truncated stream is a SessionFileError naming the file."""
     if raw[:2] != b"\x1f\x8b":
-        return next(inflated(raw, name, limits))
+        return next(_parts(raw, name, limits or Limits.from_env()))
     text = bytearray()  # grown in place: joining the parts would hold the text twice at its end
-    for part in inflated(raw, name, limits):
+    for part in _parts(raw, name, limits or Limits.from_env()):
         text += part
     return text
 
 
 def inflated(raw: bytes | bytearray, name: str, limits: Limits | None = None) -> Iterator[bytes | bytearray]:
-    """`inflate`'s text in parts as it is decompressed (`raw` itself when it is not gzipped), so that a reader
-    may use each part and let it go."""
+    """`inflate`'s text in parts (`raw` itself when it is not gzipped), so that a reader may decode each part and
+    let it go. The whole stream is first inflated once and counted, its parts dropped, so that a file over the cap
+    is refused before anything decodes a byte of it, whatever its content (inflating is a small part of reading:
+    a reader's work on a bomb's text could take many times as long)."""
     limits = limits or Limits.from_env()
+    if raw[:2] == b"\x1f\x8b":
+        for _ in _parts(raw, name, limits):
+            pass
+    return _parts(raw, name, limits)
+
+
+def _parts(raw: bytes | bytearray, name: str, limits: Limits) -> Iterator[bytes | bytearray]:
+    """The inflated text in parts, refused once it passes the cap."""
     cap = limits.inflated_mb * MB
     if raw[:2] != b"\x1f\x8b":
         if len(raw) > cap:

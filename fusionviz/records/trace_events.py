@@ -169,7 +169,11 @@ def from_values(data: Any) -> TraceDocument:
 
 _EVENTS_AT = re.compile(rb'"traceEvents"\s*:\s*\[')
 _HEAD_BYTES = 4 << 20  # Kineto writes its events after a few KB of device properties
-_SPACE = b" \t\r\n"
+_SPACES_THEN_BRACE = re.compile(rb"[ \t\r\n]*\{")
+_CANDIDATES = 64  # `},` places looked at per part for the last boundary between two events
+# Bytes before a new part searched again for a boundary that spans both; a longer run of spaces between two
+# events only delays the cut.
+_STRADDLE = 4096
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
@@ -182,6 +186,7 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
     head: bytes | None = None
     document = TraceDocument(events=[])
     for part in parts:
+        searched = max(0, len(window) - _STRADDLE)  # the window before it held no boundary
         window += part
         if head is None:
             found = _EVENTS_AT.search(window, max(0, len(window) - len(part) - 64))
@@ -191,7 +196,8 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
                 continue
             head = bytes(window[:found.end() - 1])
             del window[:found.end()]
-        cut = _between(window)
+            searched = 0
+        cut = _between(window, searched)
         if cut is not None:
             try:
                 _read(b"[" + window[:cut[0] + 1] + b"]", document)
@@ -222,18 +228,20 @@ def _streamed(parts: Iterator[bytes | bytearray]) -> TraceDocument | None:
     return document
 
 
-def _between(window: bytearray) -> tuple[int, int] | None:
-    """The last place in `window` between two events (`}`, a comma, `{`): the index of the `}` and of the `{`."""
+def _between(window: bytearray, start: int) -> tuple[int, int] | None:
+    """The last place in `window[start:]` between two events (`},` then a `{`): the index of the `}` and of the
+    `{`, or None. Searched from the end with `rfind` (a C scan), at most _CANDIDATES places: in a trace the last
+    boundary is among the last few; in a bomb's text (one giant event) a part costs one scan, not one step per
+    byte. A boundary missed (`} ,`, or beyond the candidates) only delays the cut: the rest is read whole."""
     end = len(window)
-    while (comma := window.rfind(b",", 0, end)) >= 0:
-        left, right = comma - 1, comma + 1
-        while left >= 0 and window[left] in _SPACE:
-            left -= 1
-        while right < len(window) and window[right] in _SPACE:
-            right += 1
-        if left >= 0 and right < len(window) and window[left] == 0x7D and window[right] == 0x7B:
-            return left, right
-        end = comma
+    for _ in range(_CANDIDATES):
+        close = window.rfind(b"},", start, end)
+        if close < 0:
+            return None
+        brace = _SPACES_THEN_BRACE.match(window, close + 2)
+        if brace is not None:
+            return close, brace.end() - 1
+        end = close + 1
     return None
 
 

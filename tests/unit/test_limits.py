@@ -16,7 +16,7 @@ import pytest
 from fusionviz.errors import SessionFileError
 from fusionviz.records.files import open_file, open_path
 from fusionviz.records.kernels import fused_ops_from_name, short_name
-from fusionviz.records.limits import MB, Limits, inflate, read_file
+from fusionviz.records.limits import MB, Limits, inflate, inflated, read_file
 from tests.synthetic import encoded, gpu_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +55,15 @@ def test_a_gzip_bomb_stops_at_the_inflated_cap(monkeypatch: pytest.MonkeyPatch) 
     assert "inflates to more than 4 MB" in message
     assert peak < 16 * MB, f"{peak / MB:.0f} MB held while refusing a 4 MB cap"
     _refused("FUSIONVIZ_MAX_INFLATED_MB", b"[" + b" " * (5 * MB) + b"]", "plain.json")  # plain JSON too
+
+
+def test_a_bomb_is_refused_before_a_reader_gets_any_of_its_text() -> None:
+    """One event whose name is the whole text: the streaming reader's parts are handed out only once the stream was
+    counted whole, so nothing decodes a byte of a file over the cap (its work on this text took 14 s here)."""
+    bomb = gzip.compress(b'{"traceEvents":[{"name":"' + b"a" * (8 * MB) + b'"}]}', compresslevel=9)
+    with pytest.raises(SessionFileError, match="inflates to more than 4 MB"):
+        inflated(bomb, "bomb.json.gz", Limits(inflated_mb=4))  # at the call, before the first part
+    assert sum(map(len, inflated(bomb, "bomb.json.gz", Limits(inflated_mb=16)))) > 8 * MB
 
 
 def test_several_gzip_members_and_damaged_streams() -> None:
@@ -114,9 +123,9 @@ def test_long_inductor_names_split_in_linear_time() -> None:
 
 @pytest.mark.timeout(120)  # the steps cap read, summarised and laid out (16,000 steps took 72 s in the app before)
 def test_ten_thousand_steps_read_and_summarise() -> None:
-    from fusionviz.analysis.inspection import inspect_report
     from fusionviz.analysis.report import analyse
     from fusionviz.charts.timeline_layout import timeline_bars
+    from fusionviz.cli.inspection import inspect_report
 
     session = open_file(encoded(gpu_trace(10_000, 1)), "steps.json.gz")
     report = inspect_report(analyse(session), "steps", top=5)
