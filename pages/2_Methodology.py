@@ -82,7 +82,7 @@ naive: NaiveResult | None = state.result(naive_run.key)
 proper: Session | None = state.result(proper_run.key)
 if naive is not None and proper is not None:
     report = analyse(proper)
-    show(report, methodology(report, naive))
+    show(report, methodology(proper, report.latencies, report.speedups, naive))
 else:
     recorded = {name: s for name, s in backend.library()[0].items() if s.naive is not None and s.runs}
     if recorded:  # a session recorded with the naive loop says as much as a run here, until one is made

@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.report import analyse
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.dram import read_ncu_csv
 from fusionviz.records.files import open_path
 

@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.views import view_caption
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.cli.reporter import finite
 from fusionviz.errors import FusionvizError
 from fusionviz.records.files import open_file
@@ -48,7 +48,8 @@ def exercise(raw: bytes, name: str = "fuzzed.json") -> Session | None:
         session = open_file(raw, name)
         report = analyse(session)
         json.dumps(finite(inspect_report(report, name, top=5)), allow_nan=False)
-        parts = (report.summary, verdict(report), report.verdict, report.warnings)  # none may raise
+        verdict_of_timing = verdict(session, report.latencies, report.speedups, report.comparisons, report.busy)
+        parts = (report.summary, verdict_of_timing, report.verdict, report.warnings)  # none may raise
         assert all(part is not None for part in parts)
         for view in ("verdict", "timeline", "collapse", "latency"):
             view_caption(report, view)

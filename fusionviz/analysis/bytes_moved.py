@@ -16,18 +16,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from fusionviz.analysis.dram_counts import counted_costs
+from fusionviz.analysis.kernel_costs import RunCosts
+from fusionviz.analysis.links import Collapse
 from fusionviz.analysis.op_costs import Cost
 from fusionviz.analysis.provenance import of_iteration
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.op_args import op_args
 from fusionviz.records.session import ModeRun
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
 
 CLAIM_PCT = 70  # seed 2's "70% less memory traffic"
 SAME_PCT = 5  # a change of bytes within this many percent is "about as many"
@@ -86,44 +84,46 @@ class BytesMoved:
         return next((r for r in self.runs if r.mode == mode), None)
 
 
-def bytes_moved(report: Report) -> BytesMoved:
-    """The bytes of every profiled run of the report's session."""
+def bytes_moved(drawable: list[ModeRun], costs: dict[str, RunCosts], collapses: dict[str, Collapse]) -> BytesMoved:
+    """The bytes of every profiled run (`drawable`, eager among them) from its kernels' costs
+    (`kernel_costs.session_costs`), and what fusion kept on chip from the links of each compiled run to eager
+    (`links.collapse`, by mode)."""
     runs = []
-    for run in sorted(report.drawable, key=lambda r: r.mode != "eager"):
-        costs = report.costs.get(run.mode)
-        if costs is None or run.summary is None:
+    eager = next((r for r in drawable if r.mode == "eager"), None)
+    for run in sorted(drawable, key=lambda r: r.mode != "eager"):
+        run_costs = costs.get(run.mode)
+        if run_costs is None or run.summary is None:
             continue
         iterations = max(run.summary.iterations, 1)
         by_source: dict[str, float] = defaultdict(float)
-        for row, cost in zip(run.kernels, costs.costs, strict=True):
+        for row, cost in zip(run.kernels, run_costs.costs, strict=True):
             if cost is not None and row.kernel_class != MEMORY_CLASS:
                 by_source[cost.source] += cost.total / iterations
         counted = counted_costs(run)
         on_chip, note = (None, "") if run.mode == "eager" else ((), "") if run.mode == GRAPHED_EAGER else \
-            _on_chip(report, run)
-        runs.append(RunBytes(run.mode, costs.bytes_per_iteration, dict(by_source), costs.bytes_known_pct,
+            _on_chip(run, eager, collapses.get(run.mode), costs)
+        runs.append(RunBytes(run.mode, run_costs.bytes_per_iteration, dict(by_source), run_costs.bytes_known_pct,
                              counted.per_iteration, counted.note, float(run.summary.kernels_per_iteration),
                              run.summary.launches_per_iteration, on_chip, note))
     known = any(r.estimated is not None or r.measured is not None for r in runs)
-    return BytesMoved(runs, "" if known else _why_none(report.drawable))
+    return BytesMoved(runs, "" if known else _why_none(drawable))
 
 
-def _on_chip(report: Report, run: ModeRun) -> tuple[tuple[OnChip, ...] | None, str]:
-    """The groups of the run's links to eager whose results fusion kept on chip."""
-    collapse = report.collapses.get(run.mode)
-    eager = report.session.run("eager")
+def _on_chip(run: ModeRun, eager: ModeRun | None, collapse: Collapse | None, costs: dict[str, RunCosts]
+             ) -> tuple[tuple[OnChip, ...] | None, str]:
+    """The groups of the run's links to eager (`collapse`) whose results fusion kept on chip."""
     if collapse is None or eager is None:
         return None, "no eager run to compare with"
     if collapse.links.kind != "provenance":
         return None, NO_PROVENANCE
-    eager_costs = of_iteration(eager, report.costs["eager"].costs)
-    costs = of_iteration(run, report.costs[run.mode].costs)
+    eager_costs = of_iteration(eager, costs["eager"].costs)
+    run_costs = of_iteration(run, costs[run.mode].costs)
     links = collapse.links.table
     found, unknown = [], 0
     for eager_rows, rows in _groups(list(zip(links.eager_index.astype(int), links.compiled_index.astype(int),
                                              strict=True))):
         absorbed = [(str(collapse.eager.launch_op[i]), eager_costs[i]) for i in eager_rows]
-        eager_written, written = _written([c for _, c in absorbed]), _written([costs[i] for i in rows])
+        eager_written, written = _written([c for _, c in absorbed]), _written([run_costs[i] for i in rows])
         if eager_written is None or written is None:
             unknown += 1
             continue
@@ -207,14 +207,13 @@ def _gemm_share(run: ModeRun) -> float:
     return sum(float(r.dur_us) for r in kernels if r.kernel_class == "gemm") / total if total else 0.0
 
 
-def bytes_caption(report: Report, mode: str | None = None) -> str:
-    """The mode's bytes against eager's, estimated and measured, and whether "70% less memory traffic" holds:
-    judged by the DRAM counters where both runs were counted, else by the estimate, and not at all where the
-    estimate knows too little of either run's kernel time."""
-    found = report.bytes_moved
+def bytes_caption(found: BytesMoved, focus: ModeRun | None, eager_run: ModeRun | None) -> str:
+    """The bytes of the compiled run a view is about (`focus`) against eager's (`found`: `bytes_moved`), estimated
+    and measured, and whether "70% less memory traffic" holds: judged by the DRAM counters where both runs were
+    counted, else by the estimate, and not at all where the estimate knows too little of either run's kernel
+    time. `eager_run`'s GEMMs, where they dominate, are named as the reason it does not."""
     if found.why:
         return found.why
-    focus = report.focus(mode)
     eager, run = found.run("eager"), found.run(focus.mode) if focus else None
     if eager is None or run is None:
         return "No compiled mode was profiled beside eager: there is nothing to set eager's bytes against."
@@ -244,7 +243,6 @@ def bytes_caption(report: Report, mode: str | None = None) -> str:
         kept = "nothing stays on chip"
     if 100 * (1 - after / before) >= CLAIM_PCT:
         return f"{text}: {claim} holds here; {kept}."
-    eager_run = report.session.run("eager")
     gemm = _gemm_share(eager_run) if eager_run else 0.0
     reason = f" (GEMMs take {gemm:.0%} of eager's kernel time)" if gemm >= GEMM_BOUND else ""
     return f"{text}: {claim} does not hold here{reason}; {kept}."

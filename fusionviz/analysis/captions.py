@@ -1,19 +1,22 @@
-"""One-line captions computed from a session's Report, for talks and slides: the fields a talk's caption
-template may use (worded by the verdict, so a caption never claims more than the measurement), each view's
-own caption, and the verdict of a pair of plain traces (which carry no timing)."""
+"""One-line captions for talks and slides, each worded from the figures it is about: the fields a talk's caption
+template may use (worded by the verdict, so a caption never claims more than the measurement), each view's own
+caption (`charts.view_captions` hands each the parts of a session's Report it needs), and the verdict of a pair
+of plain traces (which carry no timing)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
+import pandas as pd
+
+from fusionviz.analysis.grid import GridReport
+from fusionviz.analysis.methodology import Methodology
+from fusionviz.analysis.source_view import SourceView
+from fusionviz.analysis.summary import Comparison
+from fusionviz.analysis.sweep import SweepReport
+from fusionviz.analysis.timing import Estimate
 from fusionviz.analysis.verdict import ratio_words
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from fusionviz.analysis.report import Report
-    from fusionviz.analysis.summary import Comparison
+from fusionviz.records.session import ModeRun, Session, Sweep
 
 NOT_TIMED = "not timed"
 NO_SWEEP = "No strategy of this sweep ran."
@@ -31,23 +34,16 @@ def speedup_words(vs: Comparison | None) -> str:
     return f"{ratio_words(s.median)} than eager {interval}"
 
 
-def _kernels(report: Report, mode: str | None) -> str:
-    run = report.session.run(mode) if mode else None
-    return f"{len(report.runs[run.mode].kernels):g}" if run is not None and run.summary is not None else "–"
+def _count(kernels: int | None) -> str:
+    return f"{kernels:g}" if kernels is not None else "–"
 
 
-def _eager_busy(report: Report) -> str:
-    """How busy eager keeps the device per call ("48%"), over the unprofiled latency where timed."""
-    busy = report.busy.get("eager")
-    return f"{busy:.0%}" if busy is not None else "–"
-
-
-def caption_values(report: Report, mode: str | None = None) -> dict[str, str]:
-    """Every field a talk's caption may use (`charts.registry.CAPTION_FIELDS`) for this session and the scene's
-    mode, as text."""
-    session = report.session
-    run = report.focus(mode)
-    vs = report.comparisons.get(run.mode) if run else None
+def caption_values(session: Session, run: ModeRun | None, mode: str | None, vs: Comparison | None,
+                   eager_kernels: int | None, kernels: int | None, eager_busy: float | None) -> dict[str, str]:
+    """Every field a talk's caption may use (`charts.registry.CAPTION_FIELDS`) for this session and the compiled
+    run a scene is about (`run`; `mode`, the one the scene asked for), as text: `vs` is that run against eager,
+    `eager_kernels` and `kernels` the kernels of one iteration of eager and of the run (None where not
+    profiled), `eager_busy` how busy eager keeps the device per call (`summary.busy_fraction`)."""
     compiled = run.compile if run else None
     if vs is None:
         break_even = NOT_TIMED
@@ -62,9 +58,9 @@ def caption_values(report: Report, mode: str | None = None) -> dict[str, str]:
         "dtype": session.config.dtype,
         "speedup": speedup_words(vs),
         "verdict": vs.verdict if vs else NOT_TIMED,
-        "eager_kernels": _kernels(report, "eager"),
-        "kernels": _kernels(report, run.mode if run else None),
-        "busy": _eager_busy(report),
+        "eager_kernels": _count(eager_kernels),
+        "kernels": _count(kernels),
+        "busy": f"{eager_busy:.0%}" if eager_busy is not None else "–",
         "compile_s": f"{compiled.first_call_s:.1f} s" if compiled else "–",
         "break_even": break_even,
         "graphs": f"{run.graph_count or 1} graph{'s' if (run.graph_count or 1) > 1 else ''}" if run else "–",
@@ -84,19 +80,16 @@ def kernel_change(eager_kernels: str, kernels: str, mode: str) -> str:
     return f"{mode} runs as many kernels as eager ({kernels}): nothing fused away"
 
 
-def _change(values: dict[str, str]) -> str:
+def kernels_caption(values: dict[str, str]) -> str:
+    """What became of eager's kernels under the mode (the collapse and the animation), from the caption fields
+    (`caption_values`)."""
     return kernel_change(values["eager_kernels"], values["kernels"], values["mode"])
 
 
-def kernels_caption(report: Report, mode: str | None = None) -> str:
-    """What became of eager's kernels under the mode (the collapse and the animation)."""
-    return _change(report.caption_fields(mode))
-
-
-def source_caption(report: Report, mode: str | None = None) -> str:
-    """Which lines ended in fewer kernels than they launched in eager, and what kept the rest apart."""
-    run = report.focus(mode)
-    view = report.source_views.get(run.mode) if run else None
+def source_caption(run: ModeRun | None, views: dict[str, SourceView]) -> str:
+    """Which lines ended in fewer kernels than they launched in eager under the compiled run a view is about,
+    and what kept the rest apart (`views`: each compiled mode's source view)."""
+    view = views.get(run.mode) if run else None
     if run is None or view is None:
         return ""
     reasons = Counter(s.reason for s in view.separations)
@@ -106,41 +99,43 @@ def source_caption(report: Report, mode: str | None = None) -> str:
             f"the model ended in {len(view.kernel_lines)} {run.mode} kernels{apart}")
 
 
-def _busy(report: Report, values: dict[str, str]) -> str:
-    device = "GPU" if report.session.environment.device_kind == "cuda" else "CPU"
+def _busy(device_kind: str, values: dict[str, str]) -> str:
+    device = "GPU" if device_kind == "cuda" else "CPU"
     return f"eager keeps the {device} busy {values['busy']} of each call"
 
 
-def timeline_caption(report: Report, mode: str | None = None) -> str:
-    v, run = report.caption_fields(mode), report.focus(mode)
+def timeline_caption(values: dict[str, str], run: ModeRun | None, device_kind: str) -> str:
+    """One steady iteration of the compiled run a view is about, from the caption fields (`caption_values`)."""
     graphs = (f"; {run.mode} runs as {run.graph_count} graphs, eager code between them"
               if run and (run.graph_count or 0) > 1 else "")
     # one line on a slide: the strip over each lane says the timed call; the lab's caption says the stretch
-    return f"One steady iteration: {_change(v)}; {_busy(report, v)}{graphs}"
+    return f"One steady iteration: {kernels_caption(values)}; {_busy(device_kind, values)}{graphs}"
 
 
-def stretch_words(report: Report, modes: list[str]) -> str:
+def stretch_words(stretch: dict[str, float], latencies: dict[str, Estimate], modes: list[str]) -> str:
     """"default's profiled iteration ran 2.6x as long as its timed call (0.148 ms), eager's 1.3x (0.122 ms): the
-    profiler's own overhead", for those of `modes` that were timed and profiled (`Report.stretch`); "" for none."""
-    found = [(m, report.stretch[m], report.latencies[m].median) for m in modes if m in report.stretch]
+    profiler's own overhead", for those of `modes` that were timed and profiled (`stretch`: each mode's profiled
+    stretch, `trace_stats.profiled_stretch`; `latencies` their timed latencies); "" for none."""
+    found = [(m, stretch[m], latencies[m].median) for m in modes if m in stretch]
     if not found:
         return ""
-    (mode, stretch, ms), *rest = found
+    (mode, times, ms), *rest = found
     more = "".join(f", {m}'s {x:.1f}x ({t:.3g} ms)" for m, x, t in rest)
-    return (f"{mode}'s profiled iteration ran {stretch:.1f}x as long as its timed call ({ms:.3g} ms){more}, medians: "
+    return (f"{mode}'s profiled iteration ran {times:.1f}x as long as its timed call ({ms:.3g} ms){more}, medians: "
             "the profiler's own overhead")
 
 
-def verdict_caption(report: Report, mode: str | None = None) -> str:
-    v = report.caption_fields(mode)
-    if v["verdict"] == NOT_TIMED:
-        return f"{_change(v)}; these traces carry no timing, so no speedup is claimed"
-    return f"{v['mode']} is {v['speedup']}: {v['eager_kernels']} → {v['kernels']} kernels; {_busy(report, v)}"
+def verdict_caption(values: dict[str, str], device_kind: str) -> str:
+    """The mode against eager, from the caption fields (`caption_values`)."""
+    if values["verdict"] == NOT_TIMED:
+        return f"{kernels_caption(values)}; these traces carry no timing, so no speedup is claimed"
+    return (f"{values['mode']} is {values['speedup']}: {values['eager_kernels']} → {values['kernels']} kernels; "
+            f"{_busy(device_kind, values)}")
 
 
-def latency_caption(report: Report, mode: str | None = None) -> str:
-    """The fastest mode and when its compile pays back (every mode: `mode` is not used)."""
-    compared = {m: c for m, c in report.comparisons.items() if m != "eager"}
+def latency_caption(comparisons: dict[str, Comparison]) -> str:
+    """The fastest mode against eager (`summary.comparisons`) and when its compile pays back."""
+    compared = {m: c for m, c in comparisons.items() if m != "eager"}
     if not compared:
         return "No compiled mode was timed against eager."
     faster = {m: c for m, c in compared.items() if c.verdict == "faster"}
@@ -152,23 +147,25 @@ def latency_caption(report: Report, mode: str | None = None) -> str:
     return f"Fastest: {best}, {speedup_words(vs)}{pays}"
 
 
-def _sweep_ran(report: Report) -> tuple[pd.DataFrame | None, str]:
+def _sweep_ran(sweep: SweepReport | None, spec: Sweep | None) -> tuple[pd.DataFrame | None, str]:
     """The strategies that ran (None without a sweep), and the dimension swept."""
-    sweep, dimension = report.sweep, report.session.sweep.dimension if report.session.sweep else "size"
+    dimension = spec.dimension if spec else "size"
     return (sweep.summary[sweep.summary.status == "ok"] if sweep else None), dimension
 
 
-def sweep_latency_caption(report: Report, mode: str | None = None) -> str:
-    ran, dimension = _sweep_ran(report)
+def sweep_latency_caption(sweep: SweepReport | None, spec: Sweep | None) -> str:
+    """The compiles of each strategy of a shape sweep (`sweep.sweep_report`; `spec`: the session's sweep)."""
+    ran, dimension = _sweep_ran(sweep, spec)
     if ran is None or ran.empty:
         return NO_SWEEP
     counts = ", ".join(f"{r.strategy} {r.compiles}" for r in ran.itertuples())
-    calls = len(report.session.sweep.schedule) if report.session.sweep else 0
+    calls = len(spec.schedule) if spec else 0
     return f"Compiles over {calls} calls of changing {dimension}: {counts}"
 
 
-def sweep_steady_caption(report: Report, mode: str | None = None) -> str:
-    ran, dimension = _sweep_ran(report)
+def sweep_steady_caption(sweep: SweepReport | None, spec: Sweep | None) -> str:
+    """Each strategy's steady-state latency against static's."""
+    ran, dimension = _sweep_ran(sweep, spec)
     if ran is None or ran.empty:
         return NO_SWEEP
     ratios = [f"{r.strategy} {r.ratio_vs_static:.2f}x" for r in ran.itertuples()
@@ -177,45 +174,43 @@ def sweep_steady_caption(report: Report, mode: str | None = None) -> str:
             if ratios else f"Steady-state latency against {dimension}")
 
 
-def sweep_cumulative_caption(report: Report, mode: str | None = None) -> str:
-    ran, _ = _sweep_ran(report)
-    if ran is None or ran.empty or report.sweep is None:
+def sweep_cumulative_caption(sweep: SweepReport | None, spec: Sweep | None) -> str:
+    """Which strategy is ahead over the whole schedule, compiles included."""
+    ran, _ = _sweep_ran(sweep, spec)
+    if ran is None or ran.empty or sweep is None:
         return NO_SWEEP
-    leader = report.sweep.leader
+    leader = sweep.leader
     totals = ", ".join(f"{r.strategy} {r.total_s:.1f} s" for r in ran.itertuples())
     ahead = f"{leader[0]} is ahead from call {leader[1]}; " if leader else ""
     return f"{ahead}the whole schedule, compiles included: {totals}"
 
 
-def grid_caption(report: Report, mode: str | None = None) -> str:
-    assert report.grid is not None  # the registry draws a grid view of a grid session only
-    table = report.grid.table
+def grid_caption(grid: GridReport) -> str:
+    """Where a crossover grid's mode is faster, slower or no different (`grid.grid_report`)."""
+    table = grid.table
     counts = table.verdict.value_counts()
-    return (f"{report.grid.mode} against eager over {len(table)} sizes: clearly faster at "
+    return (f"{grid.mode} against eager over {len(table)} sizes: clearly faster at "
             f"{counts.get('faster', 0)}, clearly slower at {counts.get('slower', 0)}, no clear difference at "
             f"{counts.get('no clear difference', 0)}")
 
 
-def methodology_caption(report: Report, mode: str | None = None) -> str:
-    """What the naive loop claims beside the proper measurement (without a naive snippet: the verdict's)."""
-    if report.methodology is None:
-        return verdict_caption(report, mode)
-    naive, table = report.methodology.naive, report.methodology.table
+def methodology_caption(found: Methodology, compared: dict[str, Comparison]) -> str:
+    """What the naive loop claims beside the proper measurement (`methodology.methodology`; `compared`: the
+    session's comparisons with eager)."""
+    naive, table = found.naive, found.table
     if table.empty:
         return f"{naive.mode} was not timed properly, so there is nothing to set the naive loop against"
     speed, kernels = table.iloc[0], table.iloc[3]
-    vs = report.comparisons.get(naive.mode)
+    vs = compared.get(naive.mode)
     return (f"The naive loop says {speed.naive:.2g}x and counts {kernels.naive:g} \"kernels\" for eager; measured "
             f"properly, {naive.mode} is {speedup_words(vs)} and eager runs {kernels.proper:g} kernels")
 
 
-def untimed_verdict(report: Report) -> str:
-    """What a pair of plain profiler traces can say: the kernels, and that there is no timing to compare."""
-    eager, run = report.session.run("eager"), report.focus()
+def untimed_verdict(eager: ModeRun | None, run: ModeRun | None, values: dict[str, str]) -> str:
+    """What a pair of plain profiler traces can say: the kernels of `eager` and of the compiled `run`, from the
+    caption fields (`caption_values`), and that there is no timing to compare."""
     if eager is None or eager.summary is None or run is None:
         return "These traces have no eager run and compiled run with kernels to compare."
-    v = report.caption_fields(run.mode)
-    return (f"{kernel_change(v['eager_kernels'], v['kernels'], run.mode)}. Plain profiler traces carry no "
-            f"timing outside the profiler, so there is no speedup to report; eager's kernels filled {v['busy']} "
+    return (f"{kernel_change(values['eager_kernels'], values['kernels'], run.mode)}. Plain profiler traces carry no "
+            f"timing outside the profiler, so there is no speedup to report; eager's kernels filled {values['busy']} "
             "of its profiled iteration.")
-

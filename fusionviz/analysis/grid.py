@@ -4,9 +4,13 @@ difference, with how busy eager keeps the device in each cell (the launch-bound 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import pandas as pd
 
+from fusionviz.analysis.summary import busy_fraction, comparisons
+from fusionviz.analysis.timing import latency_estimates, speedup_estimates
+from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session
 
@@ -22,6 +26,22 @@ GRID_COLUMNS: dict[str, str] = {
     "eager_kernels": "eager's kernels per iteration",
     "kernels": "the mode's kernels per iteration",
 }
+
+
+@dataclass(frozen=True)
+class GridReport:
+    """A crossover grid: its compiled mode, one row per cell (GRID_COLUMNS), and where the mode wins."""
+
+    mode: str
+    table: pd.DataFrame
+    sentence: str
+
+
+def grid_report(session: Session) -> GridReport:
+    """The grid session's table (`grid_table`) and its crossover sentence."""
+    mode = compiled_mode(session)
+    table = grid_table(session)
+    return GridReport(mode, table, crossover_sentence(table, mode))
 
 
 def compiled_mode(session: Session) -> str:
@@ -43,22 +63,21 @@ def cell_session(session: Session, dim: int, batch: int) -> Session:
 
 def grid_table(session: Session) -> pd.DataFrame:
     """One row per cell (GRID_COLUMNS), batches then dims in the grid's order. Each cell is analysed as a
-    session of its own, outside the reports' cache (a grid's cells would push out the sessions on screen)."""
-    from fusionviz.analysis.report import Report, digest
-
+    session of its own (`cell_session`), by the processors a Report runs, outside the reports' cache (a grid's
+    cells would push out the sessions on screen)."""
     mode = compiled_mode(session)
     rows = []
     for cell in session.grid.cells if session.grid else []:
         row: dict[str, object] = {"dim": cell.dim, "batch": cell.batch, "device": cell.device, "verdict": "error"}
         if cell.error is None:
             one = cell_session(session, cell.dim, cell.batch)
-            report = Report(one, digest(one))
-            compared = report.comparisons
+            latencies = latency_estimates(one)
+            compared = comparisons(one.runs, latencies, speedup_estimates(one))
             eager, run = one.run("eager"), one.run(mode)
             if mode in compared and eager and run and eager.summary and run.summary:
                 vs = compared[mode]
                 row |= {"speedup": vs.speedup.median, "speedup_low": vs.speedup.low, "speedup_high": vs.speedup.high,
-                        "verdict": vs.verdict, "eager_busy": report.busy["eager"],
+                        "verdict": vs.verdict, "eager_busy": busy_fraction(busy_time(eager), latencies.get("eager")),
                         "eager_kernels": eager.summary.kernels_per_iteration,
                         "kernels": run.summary.kernels_per_iteration}
         rows.append(row)

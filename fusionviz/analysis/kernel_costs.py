@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
 from fusionviz.analysis.op_costs import Cost, op_cost
@@ -25,9 +25,6 @@ from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.op_args import OpArgs, op_args
 from fusionviz.records.session import ModeRun, Session
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
 
 INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
 
@@ -215,19 +212,20 @@ def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:
     }
 
 
-def roofline_runs(report: Report, mode: str | None) -> list[ModeRun]:
-    """The runs the roofline shows: eager and `mode` (default: the first compiled mode that ran), where profiled."""
-    return [r for r in (report.session.run("eager"), report.focus(mode)) if r is not None and r.summary is not None
-            and r.mode in report.costs]
+def roofline_runs(eager: ModeRun | None, focus: ModeRun | None, costs: dict[str, RunCosts]) -> list[ModeRun]:
+    """The runs the roofline shows: eager and the compiled run it is about (`focus`), where profiled and costed
+    (`costs`: `session_costs`)."""
+    return [r for r in (eager, focus) if r is not None and r.summary is not None and r.mode in costs]
 
 
-def no_flops_note(report: Report, mode: str | None = None) -> str:
-    """Where no kernel of the roofline's runs has counted FLOPs (a chain of elementwise kernels: their FLOPs are
-    not counted, and they do a few per byte), the sentence saying the FLOP panel is left out; else ""."""
-    runs = roofline_runs(report, mode)
+def no_flops_note(eager: ModeRun | None, focus: ModeRun | None, costs: dict[str, RunCosts]) -> str:
+    """Where no kernel of the roofline's runs (`roofline_runs`) has counted FLOPs (a chain of elementwise kernels:
+    their FLOPs are not counted, and they do a few per byte), the sentence saying the FLOP panel is left out;
+    else ""."""
+    runs = roofline_runs(eager, focus, costs)
     for run in runs:
         iteration = run.summary.representative_iteration if run.summary else 0
-        if any(cost is not None and cost.flop for row, cost in zip(run.kernels, report.costs[run.mode].costs,
+        if any(cost is not None and cost.flop for row, cost in zip(run.kernels, costs[run.mode].costs,
                                                                     strict=True) if row.iteration == iteration):
             return ""
     return f"No kernel of {' or '.join(r.mode for r in runs)} has counted FLOPs: the FLOP panel is left out."
@@ -238,23 +236,22 @@ FLOPS_COUNTED = ("FLOPs are counted for GEMMs, convolutions and attention; eleme
                  "few per byte and stand against the copy bandwidth alone.")
 
 
-def roofline_caption(report: Report, mode: str | None = None) -> str:
-    """The kernel closest to its ceiling among those the roofline draws, and the ceilings measured; where no
-    kernel shown has FLOPs, that."""
-    session = report.session
-    flopless = no_flops_note(report, mode)
-    if session.ceilings is None:
+def roofline_caption(ceilings: Ceilings | None, eager: ModeRun | None, focus: ModeRun | None,
+                     costs: dict[str, RunCosts]) -> str:
+    """The kernel closest to its ceiling among those the roofline draws (`roofline_runs`), and the session's
+    measured `ceilings`; where no kernel shown has FLOPs, that."""
+    flopless = no_flops_note(eager, focus, costs)
+    if ceilings is None:
         return " ".join(w for w in ("This session carries no measured ceilings: the dots show achieved rates "
                                     "without a roof.", flopless) if w)
     best: tuple[float, str, str] | None = None
-    for run in roofline_runs(report, mode):  # the kernels the chart draws: its runs' representative iteration
+    for run in roofline_runs(eager, focus, costs):  # the kernels the chart draws: its runs' representative iteration
         iteration = run.summary.representative_iteration if run.summary else None
-        for row, got in zip(run.kernels, report.costs[run.mode].achieved, strict=True):
+        for row, got in zip(run.kernels, costs[run.mode].achieved, strict=True):
             if row.iteration == iteration and got is not None and got.pct_of_ceiling is not None and (
                     best is None or got.pct_of_ceiling > best[0]):
                 best = (got.pct_of_ceiling, row.short_name or row.name, run.mode)
-    c = session.ceilings
-    roof = f"measured ceilings {c.copy_gbps:.0f} GB/s copy, " + ", ".join(
-        f"{d} {t:.1f} TFLOP/s" for d, t in c.matmul_tflops.items())
+    roof = f"measured ceilings {ceilings.copy_gbps:.0f} GB/s copy, " + ", ".join(
+        f"{d} {t:.1f} TFLOP/s" for d, t in ceilings.matmul_tflops.items())
     text = roof + (f"; closest to its ceiling: {best[1]} ({best[2]}) at {best[0]:.0f}%" if best else "")
     return f"{text}. {flopless}" if flopless else text

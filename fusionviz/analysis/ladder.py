@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from fusionviz.analysis.kernel_costs import gpu_time_us
-from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table
+from fusionviz.analysis.timing import QUANTILES, Estimate, latency_estimates, round_table
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import ModeRun, Session
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
 
 MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
 SIDE_LADDER = ("eager", "default", "max-autotune-no-cudagraphs")
@@ -198,12 +194,13 @@ def ladder_fields(steps: list[Step]) -> list[dict[str, object]]:
              "mechanism": s.mechanism, "not_applicable": s.not_applicable} for s in steps]
 
 
-def why_words(report: Report, mode: str) -> str | None:
-    """The verdict's sentence on why: "default is 0.55x: its kernels take 12% less GPU time, but the GPU is busy
-    14% of the call; launches and host work dominate; …, and a CUDA graph of eager alone is 2.20x." None where
-    the mode or eager was not both timed and profiled on a GPU."""
-    session = report.session
-    speedups, latencies, found = report.speedups, report.latencies, bounds(session)
+def why_words(session: Session, latencies: dict[str, Estimate], speedups: dict[str, Estimate], mode: str
+              ) -> str | None:
+    """The verdict's sentence on why, from the session's runs and its modes' latencies and speedups: "default is
+    0.55x: its kernels take 12% less GPU time, but the GPU is busy 14% of the call; launches and host work
+    dominate; …, and a CUDA graph of eager alone is 2.20x." None where the mode or eager was not both timed and
+    profiled on a GPU."""
+    found = bounds(session)
     if mode not in speedups or mode not in found or "eager" not in found or found["eager"].gpu_us <= 0 or \
             session.environment.device_kind != "cuda":
         return None  # on the CPU the profiled kernel time is the profiler's as much as the kernels'
@@ -223,18 +220,17 @@ def why_words(report: Report, mode: str) -> str | None:
     return text + "."
 
 
-def waterfall_caption(report: Report, mode: str | None = None) -> str:
-    """The step that changed the call most, and what dominated it."""
-    steps = [s for s in report.ladder if s.delta_us is not None]
-    if not steps:
+def waterfall_caption(steps: list[Step]) -> str:
+    """The step of the ladder (`ladder`'s steps) that changed the call most, and what dominated it."""
+    timed = [s for s in steps if s.delta_us is not None]
+    if not timed:
         return "No step of the ladder was timed."
-    biggest = max(steps, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)
+    biggest = max(timed, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)
     return f"The biggest step, {biggest.step}: {biggest.mechanism}."
 
 
-def bound_caption(report: Report, mode: str | None = None) -> str:
-    """Which modes are host-bound."""
-    session = report.session
+def bound_caption(session: Session) -> str:
+    """Which modes of the session are host-bound."""
     found = bounds(session)
     host = [m for m, b in found.items() if b.host_bound]
     if session.environment.device_kind != "cuda":

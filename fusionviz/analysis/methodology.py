@@ -4,15 +4,11 @@ on the gap."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fusionviz.analysis.timing import latency_estimates, speedup_estimates
-from fusionviz.records.session import NaiveResult
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
+from fusionviz.analysis.timing import Estimate, latency_estimates, speedup_estimates
+from fusionviz.records.session import NaiveResult, Session
 
 METHODOLOGY_COLUMNS: dict[str, str] = {
     "quantity": "what is measured",
@@ -36,26 +32,28 @@ class Methodology:
     note: str | None
 
 
-def methodology(report: Report, naive: NaiveResult | None = None) -> Methodology | None:
-    """The naive loop (the session's own, else `naive`, measured apart) set against the session's measurement;
-    None when there is none."""
-    naive = report.session.naive or naive
+def methodology(session: Session, latencies: dict[str, Estimate], speedups: dict[str, Estimate],
+                naive: NaiveResult | None = None) -> Methodology | None:
+    """The naive loop (the session's own, else `naive`, measured apart) set against the session's measurement
+    (its modes' latencies and speedups over every process); None when there is none."""
+    naive = session.naive or naive
     if naive is None:
         return None
-    table = methodology_table(naive, report)
-    note = None if table.empty else methodology_note(table, report.session.config.processes)
+    table = methodology_table(naive, session, latencies, speedups)
+    note = None if table.empty else methodology_note(table, session.config.processes)
     return Methodology(naive, table, note)
 
 
-def methodology_table(naive: NaiveResult, report: Report) -> pd.DataFrame:
+def methodology_table(naive: NaiveResult, session: Session, latencies: dict[str, Estimate],
+                      speedups: dict[str, Estimate]) -> pd.DataFrame:
     """Naive against the session's proper figures for the same mode (METHODOLOGY_COLUMNS; rows: speedup,
-    eager ms, mode ms, eager kernels, mode kernels); empty when eager or that mode was not timed."""
-    session = report.session
+    eager ms, mode ms, eager kernels, mode kernels): its first timing process alone, and every process (the
+    modes' `latencies` and `speedups`); empty when eager or that mode was not timed."""
     eager, run = session.run("eager"), session.run(naive.mode)
     first = min((p.index for p in session.timing.processes if p.error is None), default=0) if session.timing \
         else None
-    one_lat, all_lat = latency_estimates(session, first), report.latencies
-    one_vs, all_vs = speedup_estimates(session, first), report.speedups
+    one_lat, all_lat = latency_estimates(session, first), latencies
+    one_vs, all_vs = speedup_estimates(session, first), speedups
     mode = naive.mode
     if not (eager and run and eager.summary and run.summary and mode in all_vs and mode in one_vs):
         return pd.DataFrame(columns=list(METHODOLOGY_COLUMNS))

@@ -2,15 +2,17 @@
 charts draw from and the pages, the CLI and `export` lay out (pyinstrument's Session → processors →
 renderers).
 
-The processors are the functions of the modules beside this one; a Report binds each to the session once
-and hands every consumer the same values, so a number shown twice is one number. Each part is computed
-when it is first asked for and then kept on the report: `inspect` of a plain trace reads the kernel
-ranking without touching pandas, the timing or the fusion links. Reports are kept per session content (a
-digest of its msgpack encoding) in a small LRU, so a page that reruns, a grid cell rebuilt as a session of
-its own, or a second user on the same recorded session gets the report already made.
+The processors are the functions of the modules beside this one: each takes the data it needs (the session,
+its runs, latencies, comparisons, kernel tables, costs) and none of them imports this module. A Report is the one
+place that wires them together: each part is computed when it is first asked for, from the session and the parts
+it depends on, and then kept, so every consumer gets the same values and a number shown twice is one number.
+`inspect` of a plain trace reads the kernel ranking without touching pandas, the timing or the fusion links:
+the processors that import pandas are imported inside the parts that call them. Reports are kept per session
+content (a digest of its msgpack encoding) in a small LRU, so a page that reruns, a grid cell rebuilt as a
+session of its own, or a second user on the same recorded session gets the report already made.
 
-Adding a figure is one part here and one processor: a per-mode table goes on `RunReport`, a session-wide
-one on `Report`.
+Adding a figure is one processor and one part here that hands it its inputs: a per-mode table goes on
+`RunReport`, a session-wide one on `Report`.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ from fusionviz.analysis.trace_stats import (
 from fusionviz.lru import LRU
 from fusionviz.records.session import ModeRun, Session
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the parts' types; their modules are imported where a part is first computed (pandas)
     import pandas as pd
 
     from fusionviz.analysis.bytes_moved import BytesMoved
+    from fusionviz.analysis.grid import GridReport
     from fusionviz.analysis.kernel_costs import RunCosts
     from fusionviz.analysis.kernel_diff import KernelDiff
     from fusionviz.analysis.ladder import Step
@@ -141,7 +144,7 @@ class Report:
             return {}
         from fusionviz.analysis.summary import comparisons
 
-        return comparisons(self)
+        return comparisons(self.session.runs, self.latencies, self.speedups)
 
     @cached_property
     def busy(self) -> dict[str, float | None]:
@@ -176,7 +179,7 @@ class Report:
         """One row per mode (summary.SUMMARY_COLUMNS)."""
         from fusionviz.analysis.summary import summary_table
 
-        return summary_table(self)
+        return summary_table(self.session.runs, self.latencies, self.comparisons, self.busy)
 
     @cached_property
     def verdict(self) -> str:
@@ -184,7 +187,9 @@ class Report:
         from fusionviz.analysis.captions import untimed_verdict
         from fusionviz.analysis.verdict import verdict
 
-        return verdict(self) if self.timed else untimed_verdict(self)
+        if self.timed:
+            return verdict(self.session, self.latencies, self.speedups, self.comparisons, self.busy)
+        return untimed_verdict(self.session.run("eager"), self.focus(), self.caption_fields())
 
     @cached_property
     def warnings(self) -> list[str]:
@@ -254,7 +259,14 @@ class Report:
         """Every caption field a talk's template may use (records.talk.CAPTION_FIELDS), for `mode`."""
         from fusionviz.analysis.captions import caption_values
 
-        return caption_values(self, mode)
+        run = self.focus(mode)
+        return caption_values(self.session, run, mode, self.comparisons.get(run.mode) if run else None,
+                              self._kernel_count(self.session.run("eager")), self._kernel_count(run),
+                              self.busy.get("eager"))
+
+    def _kernel_count(self, run: ModeRun | None) -> int | None:
+        """The kernels of one iteration of `run` as its kernel table lists them; None where it was not profiled."""
+        return len(self.runs[run.mode].kernels) if run is not None and run.summary is not None else None
 
     @cached_property
     def costs(self) -> dict[str, RunCosts]:
@@ -270,7 +282,7 @@ class Report:
         (bytes_moved.bytes_moved)."""
         from fusionviz.analysis.bytes_moved import bytes_moved
 
-        return bytes_moved(self)
+        return bytes_moved(self.drawable, self.costs, self.collapses)
 
     @cached_property
     def ladder(self) -> list[Step]:
@@ -286,18 +298,16 @@ class Report:
         """The naive loop set against the proper measurement, where the session recorded one."""
         from fusionviz.analysis.methodology import methodology
 
-        return methodology(self)
+        return methodology(self.session, self.latencies, self.speedups)
 
     @cached_property
     def grid(self) -> GridReport | None:
         """A crossover grid's cells as a table and a sentence, where the session is a grid."""
         if self.session.grid is None:
             return None
-        from fusionviz.analysis.grid import compiled_mode, crossover_sentence, grid_table
+        from fusionviz.analysis.grid import grid_report
 
-        table = grid_table(self.session)
-        mode = compiled_mode(self.session)
-        return GridReport(mode, table, crossover_sentence(table, mode))
+        return grid_report(self.session)
 
     @cached_property
     def sweep(self) -> SweepReport | None:
@@ -305,15 +315,6 @@ class Report:
         from fusionviz.analysis.sweep import sweep_report
 
         return sweep_report(self.session)
-
-
-@dataclass(frozen=True)
-class GridReport:
-    """A crossover grid: its compiled mode, one row per cell (grid.GRID_COLUMNS), and where the mode wins."""
-
-    mode: str
-    table: pd.DataFrame
-    sentence: str
 
 
 _DIGESTS: dict[int, str] = {}  # a live session's digest by its id, dropped when it is freed

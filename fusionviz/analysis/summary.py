@@ -4,17 +4,14 @@ session is opened."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from fusionviz.analysis.timing import Estimate, Verdict, verdict_of
 from fusionviz.analysis.trace_stats import BusyTime
 from fusionviz.records.session import ModeRun, Session
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "mode": "compile mode (eager is the baseline)",
@@ -50,12 +47,13 @@ class Comparison:
     break_even_calls: float | None
 
 
-def comparisons(report: Report) -> dict[str, Comparison]:
-    """Each timed mode compared with eager (eager itself included, at 1x)."""
-    latencies, speedups = report.latencies, report.speedups
+def comparisons(runs: Sequence[ModeRun], latencies: dict[str, Estimate],
+                speedups: dict[str, Estimate]) -> dict[str, Comparison]:
+    """Each timed mode of `runs` compared with eager (eager itself included, at 1x), from the modes' latencies
+    and speedups (`timing.latency_estimates`, `timing.speedup_estimates`)."""
     eager = latencies.get("eager")
     found: dict[str, Comparison] = {}
-    for run in report.session.runs:
+    for run in runs:
         if run.mode not in speedups or eager is None:
             continue
         lat, vs = latencies[run.mode], speedups[run.mode]
@@ -76,12 +74,14 @@ def busy_fraction(busy: BusyTime, latency: Estimate | None) -> float | None:
     return min(1.0, busy.kernel_time_us / (latency.median * 1e3))
 
 
-def summary_table(report: Report) -> pd.DataFrame:
-    """One row per mode; columns in SUMMARY_COLUMNS."""
+def summary_table(runs: Sequence[ModeRun], latencies: dict[str, Estimate], compared: dict[str, Comparison],
+                  busy: dict[str, float | None]) -> pd.DataFrame:
+    """One row per run (columns in SUMMARY_COLUMNS), from the modes' latencies, their comparisons with eager
+    (`comparisons`) and each run's busy fraction (`busy_fraction`, by mode)."""
     rows = []
-    for run in report.session.runs:
-        summ, comp, vs = run.summary, run.compile, report.comparisons.get(run.mode)
-        lat, busy = report.latencies.get(run.mode), report.busy[run.mode]
+    for run in runs:
+        summ, comp, vs = run.summary, run.compile, compared.get(run.mode)
+        lat, busy_share = latencies.get(run.mode), busy[run.mode]
         rows.append({
             "mode": run.mode, "status": run.status,
             "median_ms": lat.median if lat else None, "p10_ms": lat.low if lat else None,
@@ -92,7 +92,7 @@ def summary_table(report: Report) -> pd.DataFrame:
             "rounds": lat.samples if lat else None, "processes": lat.processes if lat else None,
             "kernels_per_iteration": summ.kernels_per_iteration if summ else None,
             "launches_per_iteration": summ.launches_per_iteration if summ else None,
-            "busy_pct": 100 * busy if busy is not None else None,
+            "busy_pct": 100 * busy_share if busy_share is not None else None,
             "compile_s": comp.first_call_s if comp else None, "cache": comp.cache if comp else None,
             "break_even_calls": vs.break_even_calls if vs else None,
             "graphs": run.graph_count, "graph_breaks": len(run.graph_breaks) if run.mode != "eager" else None,

@@ -3,15 +3,11 @@ why, each figure with its spread, and "no clear difference" when that is the tru
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fusionviz.analysis.ladder import why_words
+from fusionviz.analysis.summary import Comparison
 from fusionviz.analysis.timing import Estimate
 from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
-    from fusionviz.analysis.summary import Comparison
+from fusionviz.records.session import Session
 
 
 def ratio_words(speedup: float) -> str:
@@ -45,16 +41,17 @@ def _kernel_words(k_eager: float, k_compiled: float) -> str:
     return f"the kernel count is unchanged ({k_eager:g})"
 
 
-def verdict(report: Report) -> str:
+def verdict(session: Session, latencies: dict[str, Estimate], speedups: dict[str, Estimate],
+            compared: dict[str, Comparison], busy: dict[str, float | None]) -> str:
     """What happened to the main compiled mode and why, the other modes in brief, whether any compile pays
-    back, and which modes did not run."""
-    session, compared = report.session, report.comparisons
+    back, and which modes did not run; from the session's runs, its modes' latencies, speedups and comparisons
+    with eager (`summary.comparisons`), and each run's busy fraction (`summary.busy_fraction`, by mode)."""
     eager = session.run("eager")
     if eager is None or not eager.ok or eager.summary is None or "eager" not in compared:
         return "Eager did not run, so there is nothing to compare against."
     on_gpu = session.environment.device_kind == "cuda"
-    busy = report.busy["eager"]
-    bound = busy is not None and busy < 0.5
+    eager_busy = busy["eager"]
+    bound = eager_busy is not None and eager_busy < 0.5
     k_eager = eager.summary.kernels_per_iteration
     measured = [r for r in session.runs if r.mode != "eager" and r.mode in compared and r.summary]
     measured.sort(key=lambda r: r.mode == GRAPHED_EAGER)  # a compiled mode leads; eager as a CUDA graph is a rung
@@ -66,7 +63,7 @@ def verdict(report: Report) -> str:
         causes = [_kernel_words(k_eager, k_main)]
         if vs.verdict != "faster" and bound:
             where = "the GPU is" if on_gpu else "the CPU's kernels are"
-            causes.append(f"the model is launch-bound: {where} busy {busy:.0%} of each eager call")
+            causes.append(f"the model is launch-bound: {where} busy {eager_busy:.0%} of each eager call")
         if main.graph_count and main.graph_count > 1:
             causes.append(f"the model breaks into {main.graph_count} graphs")
         if vs.verdict == "no clear difference":
@@ -77,7 +74,7 @@ def verdict(report: Report) -> str:
         else:
             sentences.append(f"{main.mode} is {ratio_words(vs.speedup.median)} than eager here "
                              f"({spread_words(vs.speedup)}): {'; '.join(causes)}.")
-        reason = why_words(report, main.mode)
+        reason = why_words(session, latencies, speedups, main.mode)
         if reason:
             sentences.append(reason)
         if others:

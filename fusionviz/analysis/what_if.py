@@ -15,7 +15,6 @@ Estimates per mode: eager as one CUDA graph = eager's kernel time; default = eag
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from fusionviz.analysis.kernel_costs import run_costs
 from fusionviz.analysis.op_costs import Cost, op_kind
@@ -24,9 +23,6 @@ from fusionviz.analysis.trace_stats import busy_time
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import KernelRow
 from fusionviz.records.session import ModeRun, Session
-
-if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report
 
 FUSABLE = frozenset({"elementwise", "reduction", "norm"})
 
@@ -111,9 +107,9 @@ def what_if(session: Session) -> WhatIf | None:
     return WhatIf(chains, kernel_time, idle, estimates, measured)
 
 
-def what_if_caption(report: Report, mode: str | None = None) -> str:
-    """The estimate in a sentence: the chains, the bytes they would keep on chip, the gaps a graph would close."""
-    found = what_if(report.session)
+def what_if_caption(found: WhatIf | None) -> str:
+    """The estimate (`what_if`) in a sentence: the chains, the bytes they would keep on chip, the gaps a graph
+    would close."""
     if found is None:
         return "No eager run to estimate from."
     kernels = sum(len(c.kernels) for c in found.chains)

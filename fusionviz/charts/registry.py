@@ -2,8 +2,8 @@
 the one that words its caption, the fields a talk's caption may use, and whether it takes a mode, zooms or
 plays. The lab's presentation mode and slides, the Dynamic shapes page, a talk's scenes (checked against
 `VIEWS` when a talk is read), `python -m fusionviz export --view` and its choices all read it: a view is one
-entry here and one chart module (with the function that draws it from the Report and an `Asked`; those of
-the views below are in `charts.views`).
+entry here, one chart module (with the function that draws it from the Report and an `Asked`; those of
+the views below are in `charts.views`) and its caption in `charts.view_captions`.
 
 Functions are named as "module:function" and imported when first called, so that reading the registry (the
 CLI's parser, a talk file) imports neither plotly nor pandas: the CLI starts in 0.1 s.
@@ -90,7 +90,7 @@ def _chart(name: str) -> str:
 
 
 def _words(name: str) -> str:
-    return f"fusionviz.analysis.captions:{name}"
+    return f"fusionviz.charts.view_captions:{name}"
 
 
 VIEWS: dict[str, View] = {
@@ -119,17 +119,17 @@ VIEWS: dict[str, View] = {
     "sweep_cumulative": View("Cumulative", "a shape sweep: cumulative time, compiles included", "sweep",
                              _chart("views:draw_sweep_cumulative"), _words("sweep_cumulative_caption"), zooms=True),
     "waterfall": View("Waterfall", "the ladder: eager's latency, then each step's change per call", "timing",
-                      _chart("waterfall:draw_waterfall"), "fusionviz.analysis.ladder:waterfall_caption"),
+                      _chart("waterfall:draw_waterfall"), _words("waterfall_caption")),
     "bytes": View("Bytes moved", "bytes per iteration of every run, estimated and measured, the intermediates "
                   "fusion kept on chip and the launches, and whether `mode` moves 70% less than eager", "runs",
-                  _chart("bytes_moved:draw_bytes"), "fusionviz.analysis.bytes_moved:bytes_caption", takes_mode=True),
+                  _chart("bytes_moved:draw_bytes"), _words("bytes_caption"), takes_mode=True),
     "roofline": View("Roofline", "each kernel of eager and `mode` against the device's measured ceilings", "runs",
-                     _chart("roofline:draw_roofline"), "fusionviz.analysis.kernel_costs:roofline_caption",
+                     _chart("roofline:draw_roofline"), _words("roofline_caption"),
                      takes_mode=True),
     "bound": View("Host or device", "per mode, the host's work per call against the GPU's, and the latency",
-                  "timing", _chart("bound:draw_bound"), "fusionviz.analysis.ladder:bound_caption"),
+                  "timing", _chart("bound:draw_bound"), _words("bound_caption")),
     "what_if": View("What if", "what compiling could save, estimated from eager's trace, beside what it did",
-                    "timing", _chart("what_if:draw_what_if"), "fusionviz.analysis.what_if:what_if_caption"),
+                    "timing", _chart("what_if:draw_what_if"), _words("what_if_caption")),
     "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share as contours",
                  "grid", _chart("views:draw_grid"), _words("grid_caption")),
 }

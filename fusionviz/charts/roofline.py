@@ -39,7 +39,7 @@ def roofline_dots(report: Report, mode: str | None) -> list[Dot]:
     """The representative iteration's kernels with known bytes, of eager and of `mode` (default: the first
     compiled mode that ran)."""
     dots = []
-    for run in roofline_runs(report, mode):
+    for run in roofline_runs(report.session.run("eager"), report.focus(mode), report.costs):
         assert run.summary is not None
         figures, iteration = report.costs[run.mode], run.summary.representative_iteration
         rows = [(r, c, a) for r, c, a in zip(run.kernels, figures.costs, figures.achieved, strict=True)
@@ -61,7 +61,7 @@ def roofline_figure(report: Report, mode: str | None = None, settings: ChartSett
     session = report.session
     dots = roofline_dots(report, mode)
     ceilings, dtype = session.ceilings, session.config.dtype
-    flopless = no_flops_note(report, mode)
+    flopless = no_flops_note(session.run("eager"), report.focus(mode), report.costs)
     panels = [p for p in PANELS if not (p == "flop" and flopless)]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[PANELS[p] for p in panels])
     col = {p: i + 1 for i, p in enumerate(panels)}

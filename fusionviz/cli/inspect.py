@@ -43,8 +43,8 @@ class Inspect:
                             help="list every kernel of the representative iteration, however many")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.inspection import inspect_report, job_inspect_report
         from fusionviz.analysis.report import analyse
+        from fusionviz.cli.inspection import inspect_report, job_inspect_report
         from fusionviz.records.files import open_path
         from fusionviz.records.job import read_job
 

@@ -48,5 +48,6 @@ class Run:
                 note(f"{run.mode}: {run.status}: {run.error}")
         for warning in report.warnings:
             note(f"warning: {warning}")
-        write(verdict(report), f"session written to {path}")
+        write(verdict(session, report.latencies, report.speedups, report.comparisons, report.busy),
+              f"session written to {path}")
         return 0 if any(r.ok for r in session.runs) else 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.report import analyse
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig

@@ -18,7 +18,6 @@ from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.timing import speedup_estimates
-from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
@@ -132,7 +131,7 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     assert speedup.value == f"{s.median:.2f}×"
     assert speedup.delta == f"{compared['default'].verdict} ({s.low:.2f}–{s.high:.2f}×)"
     assert any("3 process" in unescaped(m.value) for m in at.markdown)  # the configuration line says how it was timed
-    assert any(unescaped(m.value) == f"#### {verdict(analyse(session))}" for m in at.markdown)
+    assert any(unescaped(m.value) == f"#### {analyse(session).verdict}" for m in at.markdown)
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 

@@ -13,7 +13,6 @@ from fusionviz.analysis.report import analyse
 from fusionviz.analysis.summary import busy_fraction
 from fusionviz.analysis.timing import latency_estimates
 from fusionviz.analysis.trace_stats import busy_time
-from fusionviz.analysis.verdict import verdict
 from fusionviz.cli import main
 from fusionviz.errors import ConfigError
 from fusionviz.measure.client import run_session
@@ -67,7 +66,7 @@ def test_session_numbers_hang_together(ln_gelu_session: Session) -> None:
     # A real CPU measurement on a shared machine may land either side of the call; the words must follow it.
     called = analyse(ln_gelu_session).comparisons["default"].verdict
     opening = "default shows no clear difference" if called == "no clear difference" else "default is "
-    assert verdict(analyse(ln_gelu_session)).startswith(opening)
+    assert analyse(ln_gelu_session).verdict.startswith(opening)
 
 
 def test_reduce_overhead_is_not_applicable_on_the_cpu(ln_gelu_session: Session) -> None:

@@ -45,5 +45,5 @@ def test_the_timeline_caption_says_how_much_the_profiler_stretched_each_mode(lib
     report = analyse(open_path(library / SESSION))
     said = [unescaped(c.value) for c in at.caption if "The dark strip above each mode's kernels" in c.value]
     assert len(said) == 1, [c.value for c in at.caption]
-    assert stretch_words(report, [r.mode for r in report.drawable]) in said[0]
+    assert stretch_words(report.stretch, report.latencies, [r.mode for r in report.drawable]) in said[0]
     assert f"ran {report.stretch['eager']:.1f}x as long as its timed call" in said[0]

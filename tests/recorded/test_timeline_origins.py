@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from fusionviz.analysis.captions import stretch_words, timeline_caption
+from fusionviz.analysis.captions import stretch_words
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts import timeline
 from fusionviz.charts.latency import latency_figure
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.charts.timeline import BAR, LATENCY, MEASURED, timeline_figure
 from fusionviz.charts.timeline_layout import timeline_bars
+from fusionviz.charts.view_captions import timeline_caption
 from fusionviz.records.files import open_file
 
 ROOT = Path(__file__).parents[2]
@@ -96,8 +97,9 @@ def test_the_stretch_is_one_figure_in_inspect_its_json_and_the_caption(capsys: p
     text = capsys.readouterr().out
     ms = report.latencies["default"].median
     assert f"ran {stretch:.1f}x as long as a timed call" in text
-    assert stretch_words(report, ["default"]) == (f"default's profiled iteration ran {stretch:.1f}x as long as its "
-                                                  f"timed call ({ms:.3g} ms), medians: the profiler's own overhead")
+    assert stretch_words(report.stretch, report.latencies, ["default"]) == (
+        f"default's profiled iteration ran {stretch:.1f}x as long as its timed call ({ms:.3g} ms), medians: the "
+        "profiler's own overhead")
     # a slide's caption stays one line (tests/e2e/test_slides_fit.py): the strips say the timed call there, and
     # the lab's caption (ui/timeline_view.py, test_kernel_origin's AppTest) the stretch
     assert "profiled iteration" not in timeline_caption(report, "default")
@@ -105,7 +107,8 @@ def test_the_stretch_is_one_figure_in_inspect_its_json_and_the_caption(capsys: p
 
 def test_a_plain_trace_draws_no_latency_and_says_nothing_of_it() -> None:
     report = report_of(TRACE)
-    assert report.stretch == {} and stretch_words(report, [r.mode for r in report.drawable]) == ""
+    assert report.stretch == {}
+    assert stretch_words(report.stretch, report.latencies, [r.mode for r in report.drawable]) == ""
     assert not [t for t in drawn(report).data if t.name == MEASURED]
     assert "profiled iteration" not in timeline_caption(report)
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from fusionviz.analysis.report import analyse
-from fusionviz.analysis.what_if import what_if, what_if_caption
+from fusionviz.analysis.what_if import what_if
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.roofline import roofline_dots
+from fusionviz.charts.view_captions import what_if_caption
 from fusionviz.charts.views import view_figure
 from fusionviz.charts.waterfall import waterfall_bars
 from fusionviz.records.ceilings import Ceilings

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from fusionviz.analysis.grid import cell_session, grid_table
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.kernel_diff import kernel_diff
 from fusionviz.analysis.kernel_tables import class_stats, iteration_kernels, pair_summary
 from fusionviz.analysis.methodology import methodology_note, methodology_table
@@ -27,6 +26,7 @@ from fusionviz.analysis.timing import TOO_WIDE, Estimate, round_table, verdict_o
 from fusionviz.analysis.trace_stats import KernelStat, as_frame, kernel_ranking
 from fusionviz.analysis.verdict import verdict
 from fusionviz.charts.grid import grid_figure
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.session import (
     Grid,
     GridCell,
@@ -71,7 +71,7 @@ def test_verdict_calls_no_clear_difference_when_the_interval_straddles_one() -> 
     vs = analyse(s).comparisons["default"]
     assert vs.speedup.low < 1 < vs.speedup.high and vs.verdict == "no clear difference"
     assert vs.break_even_calls is None
-    text = verdict(analyse(s))
+    text = analyse(s).verdict
     assert text.startswith("default shows no clear difference from eager here: its speedup ran "
                            f"{vs.speedup.low:.2f}–{vs.speedup.high:.2f}x over 10 rounds in 1 process; one process")
     assert "so the interval straddles 1" in text and "No compiled mode is clearly faster" in text
@@ -105,7 +105,7 @@ def test_schema_one_sessions_compare_separately_timed_latencies() -> None:
     old_fused = dataclasses.replace(FUSED, latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
     vs = analyse(session(old_eager, old_fused)).comparisons["default"]
     assert (vs.speedup.median, vs.speedup.low, vs.speedup.high) == pytest.approx((2.0, 0.09 / 0.06, 0.12 / 0.045))
-    assert vs.speedup.samples == 0 and "modes timed apart" in verdict(analyse(session(old_eager, old_fused)))
+    assert vs.speedup.samples == 0 and "modes timed apart" in analyse(session(old_eager, old_fused)).verdict
 
 
 def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
@@ -122,14 +122,14 @@ def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
 
 
 def test_verdict_names_the_cause_and_the_payback() -> None:
-    text = verdict(analyse(session(EAGER, FUSED, SLOW, ms=MS)))
+    text = analyse(session(EAGER, FUSED, SLOW, ms=MS)).verdict
     assert text.startswith("default is 2x faster than eager here (2.00–2.00x over 10 rounds in 2 processes): "
                            "fusion cut the kernels from 3 to 2")
     assert "launch-bound" not in text  # only said when it does not win
     assert "Also: max-autotune-no-cudagraphs 2x slower (0.50–0.50x), 3 → 2 kernels." in text
     assert f"pays back after {2.0e3 / 0.055:,.0f} calls" in text
     slow_ms = {m: MS[m] for m in ("eager", "max-autotune-no-cudagraphs")}
-    slow_first = verdict(analyse(session(EAGER, SLOW, ms=slow_ms)))
+    slow_first = analyse(session(EAGER, SLOW, ms=slow_ms)).verdict
     assert "2x slower than eager here" in slow_first and "launch-bound: the GPU is busy 18%" in slow_first
     assert "No compiled mode is clearly faster" in slow_first
 
@@ -148,7 +148,9 @@ def test_load_warnings_name_the_busy_processes() -> None:
 
 
 def test_verdict_without_eager() -> None:
-    assert verdict(analyse(session(FUSED))) == "Eager did not run, so there is nothing to compare against."
+    r = analyse(session(FUSED))
+    assert verdict(r.session, r.latencies, r.speedups, r.comparisons, r.busy) == ("Eager did not run, so there is "
+                                                                                  "nothing to compare against.")
 
 
 def test_kernel_tables() -> None:
@@ -169,14 +171,16 @@ def test_kernel_tables() -> None:
 def test_methodology_table_and_note() -> None:
     naive = NaiveResult(mode="default", calls=100, naive_eager_ms=1.0, naive_mode_ms=0.1, naive_speedup=10.0,
                         key_averages_rows_eager=9, key_averages_rows_mode=4)
-    table = methodology_table(naive, analyse(session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")})))
+    r = analyse(session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")}))
+    table = methodology_table(naive, r.session, r.latencies, r.speedups)
     assert list(table.naive) == [10.0, 1.0, 0.1, 9, 4]
     assert list(table.one_process) == pytest.approx([2.0, 0.10, 0.05, 3, 2])  # the first process alone
     assert list(table.proper) == pytest.approx([2.0, 0.11, 0.055, 3, 2])
     assert list(table.high[1:3]) == pytest.approx([0.12, 0.06])
     assert "naive loop reports a 10.00× speedup. Measured properly in one process it is 2.00×" in methodology_note(
         table, 2)
-    assert methodology_table(naive, analyse(session(EAGER))).empty
+    untimed = analyse(session(EAGER))
+    assert methodology_table(naive, untimed.session, untimed.latencies, untimed.speedups).empty
 
 
 def test_sentences_and_report() -> None:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.analysis.bytes_moved import CLAIM_PCT, bytes_caption, size_words
-from fusionviz.analysis.inspection import inspect_report
+from fusionviz.analysis.bytes_moved import CLAIM_PCT, size_words
 from fusionviz.analysis.kernel_costs import no_flops_note
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.registry import VIEWS
+from fusionviz.charts.view_captions import bytes_caption
 from fusionviz.charts.views import scene_caption, view_figure
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.files import open_path
 from fusionviz.records.talk import load_talk
 from fusionviz.records.trace_pair import trace_pair
@@ -105,7 +106,7 @@ def test_a_plain_trace_without_shapes_says_why() -> None:
 
 
 def test_the_roofline_without_flops_draws_the_bandwidth_panel_and_says_why(pointwise: Report, mlp: Report) -> None:
-    note = no_flops_note(pointwise, "default")
+    note = no_flops_note(pointwise.session.run("eager"), pointwise.focus("default"), pointwise.costs)
     assert note.startswith("No kernel of eager or default has counted FLOPs")
     figure = view_figure(pointwise, "roofline", mode="default")
     assert "xaxis2" not in figure.layout.to_plotly_json()
@@ -113,5 +114,5 @@ def test_the_roofline_without_flops_draws_the_bandwidth_panel_and_says_why(point
     assert any(a.text.replace("<br>", " ").startswith(note) for a in figure.layout.annotations)
     assert note in VIEWS["roofline"].words(pointwise, "default")
     # the mlp's GEMMs have FLOPs: both panels, no note
-    assert no_flops_note(mlp, "default") == ""
+    assert no_flops_note(mlp.session.run("eager"), mlp.focus("default"), mlp.costs) == ""
     assert "xaxis2" in view_figure(mlp, "roofline", mode="default").layout.to_plotly_json()

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from fusionviz.analysis.captions import speedup_words, untimed_verdict
+from fusionviz.analysis.captions import speedup_words
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.registry import CAPTION_FIELDS
 from fusionviz.charts.views import scene_caption, view_caption
@@ -80,7 +80,7 @@ def test_a_pair_of_plain_traces_opens_as_eager_and_a_mode_without_timing() -> No
     report = analyse(pair)
     assert report.caption_fields()["speedup"] == "not timed"
     assert view_caption(report, "verdict").endswith("these traces carry no timing, so no speedup is claimed")
-    assert untimed_verdict(report).startswith("3 eager kernels become 1 under max-autotune. Plain profiler traces")
+    assert report.verdict.startswith("3 eager kernels become 1 under max-autotune. Plain profiler traces")
     assert report.source.stamp == "torch.profiler traces · cuda"
     with pytest.raises(SessionFileError, match=r"not a plain torch\.profiler trace"):
         trace_pair(session(EAGER, FUSED), compiled)

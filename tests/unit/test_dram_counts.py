@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.report import analyse
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.errors import FusionvizError
 from fusionviz.records.dram import read_ncu_csv
 from fusionviz.records.files import open_path

@@ -6,7 +6,6 @@ import pytest
 
 from fusionviz.analysis.ladder import bounds, ladder, ladder_fields, why_words
 from fusionviz.analysis.report import analyse
-from fusionviz.analysis.verdict import verdict
 from fusionviz.records.session import ModeRun
 from tests.unit.factories import cpu, k, run, session
 
@@ -49,12 +48,13 @@ def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
     assert fields[0]["delta_us"] == {"median": pytest.approx(-50.0), "low": pytest.approx(-50.0),
                                      "high": pytest.approx(-50.0)}
     # default: 0.100/0.160 ... paired by round; 36 µs of kernels against eager's 50: 28% less GPU time
-    why = why_words(analyse(s), "default")
+    report = analyse(s)
+    why = why_words(s, report.latencies, report.speedups, "default")
     assert why is not None and why.startswith("default is 0.6")
     assert "its kernels take 28% less GPU time, but the GPU is busy 21% of the call" in why
     assert "host-bound (150 µs of host work per call against 36 µs of GPU time): on the GPU alone it is 1.39x" in why
     # the verdict leads with the compiled mode, not the graphed eager rung
-    text = verdict(analyse(s))
+    text = report.verdict
     assert text.startswith("default is 1.5x slower than eager") and why in text
     assert why.endswith("a CUDA graph of eager alone is 1.78x.")  # the median of 2.0, 1.83, 1.91, 1.71, 1.74, 1.69
 

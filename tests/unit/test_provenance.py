@@ -8,7 +8,6 @@ from pathlib import Path
 
 import msgspec
 
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.kernel_tables import iteration_kernels, kernel_table
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import compiled_graphs, iteration_provenance, iteration_sources, kernel_provenance
@@ -17,6 +16,7 @@ from fusionviz.analysis.separations import separations
 from fusionviz.analysis.source_view import source_view
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
 from fusionviz.charts.views import view_caption, view_figure, view_problem
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.kernels import KernelClass, KernelRow
 from fusionviz.records.session import GraphBreak, GraphNode, GraphProvenance, OpSource, Session
 from tests.unit.factories import collapse_of, k, run, session

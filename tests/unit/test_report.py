@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.analysis.inspection import inspect_report
 from fusionviz.analysis.kernel_tables import iteration_kernels, kernel_table
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.sentences import per_iteration, trace_notes
 from fusionviz.cli import main
+from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.files import session_from_trace
 from tests.unit.test_trace import calls_trace, memory_trace, replay_trace
 

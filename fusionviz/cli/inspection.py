@@ -1,5 +1,5 @@
 """`inspect`'s account of a session or trace, as plain JSON-ready values (the CLI's `--json` contract), read
-off the session's Report.
+off the session's Report: a reporter over the analysis, as the charts are.
 
 Plain Python over the run's kernel records: `inspect` of a plain trace imports no pandas."""
 
@@ -12,14 +12,14 @@ from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
 from fusionviz.analysis.job import job_report
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
+from fusionviz.analysis.report import Report, RunReport, analyse
 from fusionviz.analysis.trace_stats import as_records
 from fusionviz.records.job import Job
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun
 
 if TYPE_CHECKING:
-    from fusionviz.analysis.report import Report, RunReport
-    from fusionviz.analysis.timing import Estimate
+    from fusionviz.analysis.timing import Estimate  # a type only: timing imports pandas
 
 TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
 
@@ -94,8 +94,6 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
 def job_inspect_report(job: Job, top: int | None = TOP_KERNELS) -> dict[str, Any]:
     """A job's account: every rank's run as `inspect_report` gives a trace's (labelled by rank and file), and
     the `job` beside them (`analysis.job.job_report`)."""
-    from fusionviz.analysis.report import analyse
-
     runs = [run for rank in job.ranks for run in inspect_report(analyse(rank.session), rank.file, top)["runs"]]
     return {"source": f"a job of {len(job.ranks)} ranks: {job.source}", "runs": runs, "job": job_report(job)}
 
@@ -127,7 +125,7 @@ def _ladder_report(report: Report) -> list[dict[str, Any]]:
     """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
     if not report.ladder:
         return []
-    from fusionviz.analysis.ladder import ladder_fields
+    from fusionviz.analysis.ladder import ladder_fields  # here: it imports pandas, which a plain trace's needs not
 
     return ladder_fields(report.ladder)
 
