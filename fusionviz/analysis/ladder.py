@@ -56,8 +56,8 @@ class Delta:
     """A step's change of µs per call: the median and p10–p90 over paired rounds (widened to the spread between
     timing processes where a mode of the step is host-bound), and `widened` when it was. `share` is the same
     change as a fraction of eager's call in the same round (median, p10, p90; widened alike): where a step is
-    host-bound its µs move with the host's speed, which differs between processes and machines by up to 1.6x on
-    the H200 (docs/measurements), while its share of eager's call, itself host-bound, does not."""
+    host-bound its µs move with the host's speed, which differs between processes and machines, while its share of
+    eager's call, itself host-bound, does not (sessions/README.md, "Host-bound steps across runs")."""
 
     median: float
     low: float

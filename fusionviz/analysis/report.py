@@ -6,10 +6,10 @@ The processors are the functions of the modules beside this one: each takes the 
 its runs, latencies, comparisons, kernel tables, costs) and none of them imports this module. A Report is the one
 place that wires them together: each part is computed when it is first asked for, from the session and the parts
 it depends on, and then kept, so every consumer gets the same values and a number shown twice is one number.
-`inspect` of a plain trace reads the kernel ranking without touching pandas, the timing or the fusion links:
-the processors that import pandas are imported inside the parts that call them. Reports are kept per session
-content (a digest of its msgpack encoding) in a small LRU, so a page that reruns, a grid cell rebuilt as a
-session of its own, or a second user on the same recorded session gets the report already made.
+`inspect` of a plain trace reads the kernel ranking without touching pandas, the timing or the fusion links.
+Reports are kept per session content (a digest of its msgpack encoding) in a small LRU, so a page that reruns, a
+grid cell rebuilt as a session of its own, or a second user on the same recorded session gets the report already
+made.
 
 Adding a figure is one processor and one part here that hands it its inputs: a per-mode table goes on
 `RunReport`, a session-wide one on `Report`.
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from fusionviz.analysis.sentences import Source, trace_notes
+from fusionviz.analysis.kernel_costs import RunCosts, session_costs
+from fusionviz.analysis.sentences import Source, load_warnings, trace_notes
 from fusionviz.analysis.trace_stats import (
     BusyTime,
     KernelStat,
@@ -38,12 +39,13 @@ from fusionviz.analysis.trace_stats import (
 from fusionviz.lru import LRU
 from fusionviz.records.session import ModeRun, Session
 
-if TYPE_CHECKING:  # the parts' types; their modules are imported where a part is first computed (pandas)
+# The processors that import pandas (or import modules that do) are imported inside the parts that call them,
+# never here: a plain trace's `inspect` computes its parts without loading pandas (tests/unit/test_analyse.py).
+if TYPE_CHECKING:
     import pandas as pd
 
     from fusionviz.analysis.bytes_moved import BytesMoved
     from fusionviz.analysis.grid import GridReport
-    from fusionviz.analysis.kernel_costs import RunCosts
     from fusionviz.analysis.kernel_diff import KernelDiff
     from fusionviz.analysis.ladder import Step
     from fusionviz.analysis.links import Collapse
@@ -194,8 +196,6 @@ class Report:
     @cached_property
     def warnings(self) -> list[str]:
         """What could have skewed the timing (sentences.load_warnings)."""
-        from fusionviz.analysis.sentences import load_warnings
-
         return load_warnings(self.session)
 
     @cached_property
@@ -272,8 +272,6 @@ class Report:
     def costs(self) -> dict[str, RunCosts]:
         """Every profiled run's kernel bytes, FLOPs and achieved rates against the session's ceilings, by mode
         (kernel_costs.session_costs)."""
-        from fusionviz.analysis.kernel_costs import session_costs
-
         return session_costs(self.session, self.session.ceilings)
 
     @cached_property

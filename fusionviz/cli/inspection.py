@@ -125,7 +125,8 @@ def _ladder_report(report: Report) -> list[dict[str, Any]]:
     """The session's ladder (`ladder.ladder_fields`); empty for an untimed session or a plain trace."""
     if not report.ladder:
         return []
-    from fusionviz.analysis.ladder import ladder_fields  # here: it imports pandas, which a plain trace's needs not
+    # imported here, as a timed session needs it: ladder imports pandas, which a plain trace's `inspect` never loads
+    from fusionviz.analysis.ladder import ladder_fields
 
     return ladder_fields(report.ladder)
 
