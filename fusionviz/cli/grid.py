@@ -29,7 +29,7 @@ class Grid:
 
     def run(self, args: argparse.Namespace) -> int:
         from fusionviz.analysis.report import analyse
-        from fusionviz.measure.client import run_grid
+        from fusionviz.measure.grid import run_grid
 
         dims, batches = parse_sizes(args.dims, "--dims"), parse_sizes(args.batches, "--batches")
         if not dims or not batches:

@@ -13,21 +13,18 @@ import atexit
 import contextlib
 import dataclasses
 import os
-import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any
+from concurrent.futures import Future, wait
+from typing import Any, TypeVar
 
-from fusionviz.errors import ConfigError, FusionvizError, WorkerError
+from fusionviz.errors import ConfigError, WorkerError
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
     CeilingsJob,
     CeilingsReply,
-    CellCounts,
-    CellProgress,
     Device,
     DevicesJob,
     DevicesReply,
@@ -56,8 +53,6 @@ from fusionviz.records.config import (
 from fusionviz.records.decode import decode
 from fusionviz.records.session import (
     Environment,
-    Grid,
-    GridCell,
     ModeRun,
     NaiveResult,
     Session,
@@ -65,6 +60,8 @@ from fusionviz.records.session import (
     Timing,
     TimingProcess,
 )
+
+T = TypeVar("T")
 
 
 def timing_core(device: str) -> int:
@@ -139,20 +136,20 @@ class _TimingWorkers:
 CLOSE_WAIT_S = 10.0  # how long closing waits for the warm-ups its ends woke; they return in milliseconds
 
 
-def in_background(function: Callable[..., None], *args: Any) -> Future[None]:
+def in_background(function: Callable[..., T], *args: Any) -> Future[T]:
     """`function(*args)` in a daemon thread, its outcome in the Future returned. A daemon, not an executor's
     thread: the interpreter joins those before its exit hooks run, so one waiting on a worker would hold up the
     exit for good, while a daemon is woken by the hook that ends every worker (`worker._end_all`)."""
-    future: Future[None] = Future()
+    future: Future[T] = Future()
 
     def run() -> None:
         future.set_running_or_notify_cancel()
         try:
-            function(*args)
+            value = function(*args)
         except BaseException as exc:
             future.set_exception(exc)
         else:
-            future.set_result(None)
+            future.set_result(value)
 
     threading.Thread(target=run, name=f"fusionviz-{getattr(function, '__name__', 'job')}", daemon=True).start()
     return future
@@ -343,75 +340,3 @@ def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progre
         else:
             sweep.strategies += reply.sweep.strategies
     return Session(config=config, environment=environment or Environment(), runs=[], sweep=sweep, source="live")
-
-
-def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: Progress | None = None,
-             devices: list[str] | None = None, ray: str | None = None, counts: CellProgress | None = None) -> Session:
-    """`config` at every dim × batch. By default the cells are spread over `devices` (default: every visible GPU,
-    else the CPU), one worker set per device running its cells one after another; with `ray` (an address, or
-    "auto"), each cell is a task on that Ray cluster (`ray_grid`). `counts` hears how many cells are done,
-    running and queued. A cell that cannot run keeps its error; the grid goes on."""
-    if not dims or not batches:
-        raise ConfigError("a grid needs at least one dim and one batch")
-    base = validate(config, known_models=set(CATALOG))
-    cells = [(dim, batch) for batch in batches for dim in dims]
-    for dim, batch in cells:  # refuse a bad size before any work starts
-        validate(dataclasses.replace(base, dim=dim, batch=batch), known_models=set(CATALOG))
-    if ray is not None:
-        from fusionviz.measure.ray_grid import run_cells
-
-        done, env = run_cells(base, cells, ray, counts)
-        device = next((c.device for c in done.values() if c.device), base.device)
-    else:
-        if devices is None:
-            with Worker() as probe:
-                gpus = [d.device for d in list_devices(probe) if d.device.startswith("cuda")]
-            devices = gpus or ["cpu"]
-        done, env = _local_cells(base, cells, devices, progress, counts)
-        device = devices[0]
-    grid = Grid(dims=list(dims), batches=list(batches), cells=[done[c] for c in cells])
-    return Session(config=dataclasses.replace(base, device=device),
-                   environment=env or Environment(device_kind=base.device), grid=grid, source="live")
-
-
-def _local_cells(base: RunConfig, cells: list[tuple[int, int]], devices: list[str], progress: Progress | None,
-                 counts: CellProgress | None) -> tuple[dict[tuple[int, int], GridCell], Environment | None]:
-    """The cells on this host, one thread per device running its share one after another."""
-    queues: dict[str, list[tuple[int, int]]] = {d: cells[i::len(devices)] for i, d in enumerate(devices)}
-    environment: dict[str, Environment] = {}
-    lock = threading.Lock()  # progress lines and counts from several devices, one at a time
-    node = socket.gethostname()
-    started: set[tuple[int, int]] = set()
-    finished: set[tuple[int, int]] = set()
-
-    def tell_counts() -> None:
-        if counts:
-            running = len(started) - len(finished)
-            counts(CellCounts(len(finished), running, len(cells) - len(finished) - running))
-
-    def cell_on(device: str, dim: int, batch: int) -> GridCell:
-        def told(stage: str) -> None:
-            if progress:
-                with lock:
-                    progress(f"{device} dim {dim} batch {batch}: {stage}")
-        with lock:
-            started.add((dim, batch))
-            tell_counts()
-        try:
-            cell = run_session(dataclasses.replace(base, dim=dim, batch=batch, device=device), told)
-            environment.setdefault("env", cell.environment)
-            return GridCell(dim=dim, batch=batch, device=device, node=node, runs=cell.runs, timing=cell.timing)
-        except FusionvizError as exc:
-            return GridCell(dim=dim, batch=batch, device=device, node=node, error=str(exc))
-        finally:
-            with lock:
-                finished.add((dim, batch))
-                tell_counts()
-
-    def serve(device: str) -> dict[tuple[int, int], GridCell]:
-        return {(dim, batch): cell_on(device, dim, batch) for dim, batch in queues[device]}
-
-    # One thread per device, its cells one after another; an error that is no FusionvizError is raised here.
-    with ThreadPoolExecutor(max_workers=len(devices), thread_name_prefix="grid") as pool:
-        done = {key: cell for part in pool.map(serve, devices) for key, cell in part.items()}
-    return done, environment.get("env")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fusionviz.errors import ConfigError, FusionvizError
+from fusionviz.measure.client import run_session
 from fusionviz.measure.protocol import CellCounts, CellProgress
 from fusionviz.records.config import RunConfig
 from fusionviz.records.session import Environment, GridCell
@@ -130,8 +131,6 @@ def run_command(argv: list[str], on_gpu: bool) -> CommandRun:
 def _cell(base: RunConfig, dim: int, batch: int, on_gpu: bool) -> tuple[GridCell, Environment | None]:
     """One cell, inside its Ray task: Ray has made the GPU it gave the task the only one visible (cuda:0)."""
     import ray
-
-    from fusionviz.measure.client import run_session
 
     node = socket.gethostname()
     gpu = ray.get_gpu_ids()[0] if on_gpu else None

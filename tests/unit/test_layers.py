@@ -32,7 +32,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "cli": {"streamlit", "plotly"},
 }
 # The caller's side of `measure`: it runs in the app's and the CLI's process, so it imports no torch.
-TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "queue", "service", "ray_grid"}
+TORCH_FREE_MEASURE = {"catalog", "protocol", "worker", "client", "grid", "queue", "service", "ray_grid"}
 # What the app (app.py, pages/, ui/) may import of `measure`: the model catalogue and the run service.
 MEASURE_DOORS = {"catalog", "service"}
 APP_MODULES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
