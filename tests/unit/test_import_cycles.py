@@ -11,12 +11,6 @@ from tests.unit.test_layers import ROOT, imports_of
 PRODUCT = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")),
            *sorted(p for folder in ("fusionviz", "ui") for p in (ROOT / folder).rglob("*.py"))]
 
-# Circles being removed (issue 44); each entry forgives exactly that circle (its modules, no others), so drop the
-# entry once its circle is gone.
-KNOWN_CYCLES: dict[str, frozenset[str]] = {
-    "page_head ⇄ served_views": frozenset({"ui.page_head", "ui.served_views"}),
-}
-
 Graph = dict[str, set[str]]
 
 
@@ -87,10 +81,10 @@ def circle_in(graph: Graph, part: frozenset[str]) -> list[str]:
 def test_the_product_imports_in_no_circle() -> None:
     graph = import_graph(PRODUCT)
     assert "fusionviz.analysis.report" in graph and "ui.lab" in graph and "app" in graph  # the graph is the product's
-    unknown = [part for part in circles(graph) if part not in KNOWN_CYCLES.values()]
-    assert not unknown, "import circles:\n" + "\n".join(
+    found = circles(graph)
+    assert not found, "import circles:\n" + "\n".join(
         f"{' → '.join(circle_in(graph, part))}  ({len(part)} modules in all: {', '.join(sorted(part))})"
-        for part in unknown)
+        for part in found)
 
 
 def test_a_circle_is_found_and_shown_in_import_order() -> None:
