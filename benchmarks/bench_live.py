@@ -40,6 +40,8 @@ from playwright.sync_api import Page, sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_app import ARGS, CHROMIUM, ROOT, open_page, serve, stop
 
+import ui.web.selectors as ST  # on the path: bench_app puts the checkout there
+
 RUN_TIMEOUT_MS = 300_000
 PEER = """
 import time
@@ -79,7 +81,7 @@ def cli(root: Path, cold: bool) -> float:
 def app_run(page: Page, url: str) -> float:
     """From Run pressed on the lab's defaults to the result drawn."""
     open_page(page, url)
-    run = page.locator('[data-testid="stSidebar"]').get_by_role("button", name="Run", exact=True)
+    run = page.locator(ST.SIDEBAR).get_by_role("button", name="Run", exact=True)
     run.wait_for(timeout=RUN_TIMEOUT_MS)
     started = time.perf_counter()
     run.click()

@@ -32,8 +32,8 @@ from ui.background import Priority, Scheduler, scheduler
 class WarmUp:
     """One warm-up of the app process: what it has reached, and its tasks (see the module)."""
 
-    def __init__(self, on: Scheduler) -> None:
-        self.scheduler = on
+    def __init__(self, background: Scheduler) -> None:
+        self.scheduler = background
         self.started = time.monotonic()
         self.shown = threading.Event()  # a page's first chart is on screen, or a page was drawn whole
         self.served = threading.Event()  # a page was drawn whole
