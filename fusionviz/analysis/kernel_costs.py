@@ -32,13 +32,57 @@ INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
 @dataclass(frozen=True)
 class Achieved:
     """How fast one kernel moved bytes (GB/s) and did FLOPs (TFLOP/s, None where its FLOPs are not counted),
-    and its percentage of the ceiling that bounds it: the copy bandwidth for a kernel below the ridge point
-    (or without FLOPs), the matmul rate of its dtype above it."""
+    and its percentage of the ceiling that bounds it (`roof` names it): the copy bandwidth of the level its
+    working set fits in (`memory_roof`) for a kernel below the ridge point or without FLOPs, the matmul rate of
+    its dtype above it."""
 
     gbps: float
     tflops: float | None
     pct_of_ceiling: float | None
     bound: str | None  # "memory" or "compute" (by its arithmetic intensity against the ridge point)
+    roof: str = ""  # the ceiling it is held to: "DRAM copy", "L2 copy", "float32 matmul"; "" without ceilings
+
+
+@dataclass(frozen=True)
+class MemoryRoof:
+    """The bandwidth a kernel can meet (GB/s, bytes read plus written) at one level of the memory: "DRAM" (a copy
+    that left every cache; `holds_bytes` None) or a cache its working set fits in (`holds_bytes` its capacity)."""
+
+    level: str
+    gbps: float
+    holds_bytes: int | None
+
+
+def memory_roofs(ceilings: Ceilings) -> list[MemoryRoof]:
+    """The measured levels, smallest cache first and DRAM last. A level's rate is at least every larger level's:
+    data that fits in a cache fits in the levels beyond it too, so a cache measured slower than them (a noisy
+    calibration) never lowers a kernel's roof below theirs."""
+    roofs = [MemoryRoof("DRAM", ceilings.copy_gbps, None)]
+    for cache in sorted(ceilings.caches, key=lambda c: -c.size_bytes):
+        roofs.insert(0, MemoryRoof(cache.level, max(cache.copy_gbps, roofs[0].gbps), cache.size_bytes))
+    return roofs
+
+
+def memory_roof(ceilings: Ceilings, working_set: int) -> MemoryRoof:
+    """The level a kernel's working set (its bytes read plus written) fits in, smallest first; DRAM where it fits
+    in no measured cache. A kernel's bytes counted once, so a working set is what it touches, not what it reuses."""
+    return next(r for r in memory_roofs(ceilings) if r.holds_bytes is None or working_set <= r.holds_bytes)
+
+
+def intensity(cost: Cost | None) -> float | None:
+    """Arithmetic intensity, FLOP per byte moved; None where the kernel's FLOPs or bytes are not counted."""
+    if cost is None or not cost.flop or cost.total <= 0:
+        return None
+    return cost.flop / cost.total
+
+
+def attainable_tflops(ceilings: Ceilings, dtype: str, flop_per_byte: float, working_set: int) -> float | None:
+    """The roofline's bound at an intensity: min(the dtype's matmul rate, intensity × the bandwidth of the level
+    the working set fits in); None where the dtype's matmul rate was not measured."""
+    peak = ceilings.matmul_tflops.get(dtype)
+    if not peak:
+        return None
+    return min(peak, flop_per_byte * memory_roof(ceilings, working_set).gbps / 1e3)
 
 
 def run_costs(run: ModeRun, like: Sequence[ModeRun] = ()) -> list[Cost | None]:
@@ -144,20 +188,22 @@ def gpu_time_us(run: ModeRun) -> float:
 
 
 def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype: str) -> Achieved | None:
-    """How fast a kernel of `cost` ran in `dur_us`, against the ceilings of the device and the run's dtype."""
+    """How fast a kernel of `cost` ran in `dur_us`, against the ceilings of the device and the run's dtype: the
+    bandwidth of the level its working set fits in, and the dtype's matmul rate."""
     if cost is None or dur_us <= 0:
         return None
     gbps = cost.total / (dur_us * 1e3)
     tflops = cost.flop / (dur_us * 1e6) if cost.flop else None
     if ceilings is None or ceilings.copy_gbps <= 0:
         return Achieved(gbps, tflops, None, None)
-    peak = ceilings.matmul_tflops.get(dtype)
-    if tflops is None or not peak or cost.total <= 0:
-        return Achieved(gbps, tflops, 100 * gbps / ceilings.copy_gbps, "memory")
-    intensity = (cost.flop or 0) / cost.total  # FLOP per byte
-    roof = min(peak, intensity * ceilings.copy_gbps / 1e3)
-    bound = "compute" if intensity * ceilings.copy_gbps / 1e3 >= peak else "memory"
-    return Achieved(gbps, tflops, 100 * tflops / roof, bound)
+    memory = memory_roof(ceilings, cost.total)
+    flop_per_byte = intensity(cost)
+    roof = attainable_tflops(ceilings, dtype, flop_per_byte, cost.total) if flop_per_byte is not None else None
+    if tflops is None or flop_per_byte is None or roof is None:
+        return Achieved(gbps, tflops, 100 * gbps / memory.gbps, "memory", f"{memory.level} copy")
+    if roof < ceilings.matmul_tflops[dtype]:
+        return Achieved(gbps, tflops, 100 * tflops / roof, "memory", f"{memory.level} copy")
+    return Achieved(gbps, tflops, 100 * tflops / roof, "compute", f"{dtype} matmul")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -122,3 +123,26 @@ def legend_below(fig: go.Figure) -> go.Figure:
     """Legend under the x axis: five strategies wrap to two lines, which would cover a half-width title."""
     fig.update_layout(legend={"yanchor": "top", "y": -0.22}, margin={"b": 110})
     return fig
+
+
+def si_number(value: float, unit: str = "") -> str:
+    """A number in SI prefixes and at most three figures: (2.5e11, "FLOP/s") → "250 GFLOP/s", 5e7 → "50M"."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0), ("m", 1e-3),
+                          ("µ", 1e-6)):
+        if abs(value) >= scale * 0.9995 or prefix == "µ":
+            number = f"{value / scale:.3g}"
+            return f"{number} {prefix}{unit}" if unit else f"{number}{prefix}"
+    raise AssertionError("unreachable: the last prefix always matches")
+
+
+def log_ticks(low: float, high: float, unit: str = "") -> tuple[list[float], list[str]]:
+    """Ticks of a log axis from `low` to `high`, each labelled in full at the axis's own font: decades where the
+    range spans two and a half or more, else 1-2-5 in each decade. Left to itself, Plotly labels a short log
+    axis's 2s and 5s in a smaller type than the decades (under 18 px on a slide)."""
+    low, high = max(low, 1e-30), max(high, low * 10)
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    steps = (1,) if math.log10(high / low) >= 2.5 else (1, 2, 5)
+    values = [m * 10.0 ** e for e in range(first, last + 1) for m in steps if low <= m * 10.0 ** e <= high]
+    if len(values) < 2:  # a range within one step: its ends
+        values = [low, high]
+    return values, [si_number(v, unit) for v in values]

@@ -4,6 +4,12 @@ A roofline needs what the device reaches, not what its datasheet promises: a lar
 another for bandwidth (bytes read plus bytes written), and a large matmul per dtype for FLOP/s. On the CPU the
 same with memcpy (`copy_`) and a matmul on torch's threads. The best of a few timed blocks counts: a ceiling is
 what the device can do. Runs in the worker (imports torch).
+
+A kernel whose working set fits in a cache is not held back by the memory: on the CPU an eager `aten::add` of
+64 KB tensors ran at 2.7 times a copy that left the caches. So each level of cache the device reports (a GPU's
+L2; a CPU's L2 and L3) gets a copy of its own, source and target together half its capacity, with torch's
+`copy_` as the kernels pay it (per-call overhead included). L1 is left out: a copy that fits in it is timed by
+that overhead, not by the cache.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import torch
 
 from fusionviz.measure.environment import environment
 from fusionviz.measure.harness import TORCH_DTYPES, sync, time_calls, use_threads
-from fusionviz.records.ceilings import Ceilings
+from fusionviz.records.ceilings import CacheCeiling, Ceilings
 from fusionviz.records.config import RunConfig
 from fusionviz.records.decode import DecodeError, decode
 
@@ -29,6 +35,12 @@ from fusionviz.records.decode import DecodeError, decode
 SIZES: dict[str, tuple[int, int]] = {"cuda": (1 << 30, 8192), "cpu": (1 << 27, 1024)}
 BLOCKS = 5  # timed blocks per figure, the best one kept
 MAX_CALL_S = 0.05
+BLOCK_S = 0.02  # a timed block's length
+MAX_CALLS = 5000  # calls in a block at most (a copy that fits in a cache takes a few µs)
+CACHE_SHARE = 4  # a cache's copy moves buffers of a quarter of its capacity each: source and target fill half
+SMALLEST_CACHE_COPY = 16 << 10  # bytes: below this a copy times torch's per-call overhead, not the cache
+CPU_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+CALIBRATION = 2  # the calibration's version, in its file's name: a file of an older one is measured again
 # Datasheet figures, for reference beside the measured ones only (NVIDIA H200 SXM: 4.8 TB/s HBM3e; dense
 # tensor-core FLOP/s without sparsity, fp32 without TF32).
 VENDOR: dict[str, dict[str, float]] = {
@@ -45,7 +57,7 @@ def cache_folder() -> Path:
 
 def cache_path(folder: Path, device_name: str, torch_version: str, threads: int) -> Path:
     """The file of one calibration: named by device, torch version and (on the CPU) thread count."""
-    key = f"{device_name}-torch{torch_version}" + (f"-{threads}threads" if threads else "")
+    key = f"v{CALIBRATION}-{device_name}-torch{torch_version}" + (f"-{threads}threads" if threads else "")
     return folder / ("ceilings-" + re.sub(r"[^A-Za-z0-9.+-]+", "_", key) + ".json")
 
 
@@ -77,23 +89,60 @@ def ceilings(device: torch.device, device_name: str, *, redo: bool = False, fold
     return found
 
 
-def calibrate(device: torch.device, device_name: str, sizes: tuple[int, int], dtypes: tuple[str, ...]) -> Ceilings:
-    """Measure the copy bandwidth and each dtype's matmul rate (random data, as the vendors measure)."""
+def calibrate(device: torch.device, device_name: str, sizes: tuple[int, int], dtypes: tuple[str, ...],
+              caches: list[tuple[str, int]] | None = None) -> Ceilings:
+    """Measure the copy bandwidth out of the caches and within each of `caches` (level, bytes; default: those
+    the device reports, `cache_sizes`), and each dtype's matmul rate (random data, as the vendors measure). The
+    copy that is to leave the caches moves at least twice the largest cache."""
+    levels = cache_sizes(device) if caches is None else caches
     copy_bytes, n = sizes
-    source = torch.rand(copy_bytes // 4, device=device)
-    target = torch.empty_like(source)
-
-    def copy() -> None:
-        target.copy_(source)
-    copy_s = _best_seconds(copy, device)
+    copy_bytes = max(copy_bytes, 2 * max((size for _, size in levels), default=0))
+    within = [CacheCeiling(level, size, _copy_gbps(size // CACHE_SHARE, device), size // CACHE_SHARE // 4 * 4)
+              for level, size in levels if size // CACHE_SHARE >= SMALLEST_CACHE_COPY]
+    copy_gbps = _copy_gbps(copy_bytes, device)
     rates, used = {}, {}
     for name in dtypes:
         rates[name], used[name] = _matmul_tflops(TORCH_DTYPES[name], n, device)
     vendor = next((figures for prefix, figures in VENDOR.items() if device_name.startswith(prefix)), {})
-    return Ceilings(device_name=device_name, torch_version=torch.__version__,
-                    copy_gbps=2 * (copy_bytes // 4) * 4 / copy_s / 1e9, matmul_tflops=rates, copy_bytes=copy_bytes,
-                    matmul_sizes=used, threads=torch.get_num_threads() if device.type == "cpu" else 0,
-                    measured_at=datetime.now(UTC).isoformat(timespec="seconds"), vendor=dict(vendor))
+    return Ceilings(device_name=device_name, torch_version=torch.__version__, copy_gbps=copy_gbps,
+                    matmul_tflops=rates, copy_bytes=copy_bytes, matmul_sizes=used,
+                    threads=torch.get_num_threads() if device.type == "cpu" else 0,
+                    measured_at=datetime.now(UTC).isoformat(timespec="seconds"), vendor=dict(vendor), caches=within)
+
+
+def cache_sizes(device: torch.device) -> list[tuple[str, int]]:
+    """The levels of cache that get a copy of their own, smallest first, as (name, bytes): a GPU's L2 (its
+    properties' `L2_cache_size`); a CPU's unified or data caches from level 2 up, as Linux reports its first
+    core's (none where it does not)."""
+    if device.type == "cuda":
+        size = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 0)
+        return [("L2", size)] if size > 0 else []
+    return cpu_caches(CPU_CACHES)
+
+
+def cpu_caches(folder: Path) -> list[tuple[str, int]]:
+    """The caches under a Linux `cpu0/cache` folder (one `index*` folder per cache, with `level`, `type` and
+    `size` such as "512K"), from level 2 up, instruction caches left out; [] where the folder cannot be read."""
+    found: dict[int, int] = {}
+    for index in sorted(folder.glob("index*")):
+        try:
+            level, kind, size = ((index / name).read_text().strip() for name in ("level", "type", "size"))
+        except OSError:
+            continue
+        match = re.fullmatch(r"(\d+)([KMG]?)", size)
+        if kind in ("Data", "Unified") and level.isdigit() and int(level) >= 2 and match:
+            found[int(level)] = int(match[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[match[2]]
+    return [(f"L{level}", size) for level, size in sorted(found.items())]
+
+
+def _copy_gbps(nbytes: int, device: torch.device) -> float:
+    """Bytes read plus written per second (GB/s) of `copy_` between two float32 buffers of `nbytes` each."""
+    source = torch.rand(max(1, nbytes // 4), device=device)
+    target = torch.empty_like(source)
+
+    def copy() -> None:
+        target.copy_(source)
+    return 2 * source.numel() * 4 / _best_seconds(copy, device) / 1e9
 
 
 def _matmul_tflops(dtype: torch.dtype, n: int, device: torch.device) -> tuple[float, int]:
@@ -117,5 +166,5 @@ def _best_seconds(work: Callable[[], None], device: torch.device) -> float:
     work()
     sync(device)
     per_call = time_calls(work, device, 1) / 1e3
-    calls = max(1, min(50, int(0.02 / max(per_call, 1e-6))))
+    calls = max(1, min(MAX_CALLS, int(BLOCK_S / max(per_call, 1e-7))))
     return min(time_calls(work, device, calls) for _ in range(BLOCKS)) / 1e3

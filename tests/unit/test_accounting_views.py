@@ -13,7 +13,7 @@ from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.roofline import roofline_dots
 from fusionviz.charts.view_captions import what_if_caption
 from fusionviz.charts.views import view_figure
-from fusionviz.charts.waterfall import waterfall_bars
+from fusionviz.charts.waterfall import MAIN_BRANCH, SIDE_BRANCH, waterfall_bars
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.files import open_path
 from tests.unit.factories import session
@@ -23,15 +23,20 @@ from tests.unit.test_ladder import DEFAULT, EAGER, GRAPHED
 SHIPPED = Path(__file__).resolve().parents[2] / "sessions" / "h200_pointwise_chain_4096x4096_float32.json.gz"
 
 
-def test_waterfall_bars_start_where_their_source_mode_is() -> None:
+def test_waterfall_bars_run_from_the_rung_before_to_their_own_latency() -> None:
+    # eager 100 µs; the main ladder's graph rung 50 µs; default, on the side branch, 160 µs: it starts at eager's
+    # latency, not at the graph rung's, and comes after the main ladder
     s = session(EAGER, GRAPHED, DEFAULT, ms={"eager": [[0.100, 0.100, 0.100]], "eager_cuda_graph": [[0.05] * 3],
                                              "default": [[0.16] * 3]})
     bars = waterfall_bars(analyse(s))
-    assert [b.label for b in bars] == ["eager", "→ eager_cuda_graph", "→ default"]
-    assert (bars[0].base_us, bars[0].delta_us) == (0.0, pytest.approx(100.0))
-    assert (bars[1].base_us, bars[1].delta_us) == (pytest.approx(100.0), pytest.approx(-50.0))
-    assert bars[2].base_us == pytest.approx(100.0) and bars[2].delta_us == pytest.approx(60.0)
-    assert bars[1].colour != bars[2].colour  # faster and slower
+    assert [(b.mode, b.branch) for b in bars] == [("eager", MAIN_BRANCH), ("eager_cuda_graph", MAIN_BRANCH),
+                                                  ("default", SIDE_BRANCH)]
+    assert [(b.base_us, b.end_us) for b in bars] == [(0.0, pytest.approx(100.0)), (pytest.approx(100.0),
+                                                     pytest.approx(50.0)), (pytest.approx(100.0), pytest.approx(160.0))]
+    assert [b.label for b in bars] == ["eager: 100 µs", "eager_cuda_graph: 50 µs", "default: 160 µs"]
+    # the whisker is the rung's own latency interval (every round alike here: none wide)
+    assert all(b.low_us == pytest.approx(b.end_us) == pytest.approx(b.high_us) for b in bars)
+    assert [b.change for b in bars] == ["eager", "faster", "slower"] and bars[1].colour != bars[2].colour
 
 
 def test_roofline_dots_and_what_if_from_a_trace() -> None:

@@ -10,9 +10,17 @@ from typing import Any
 import pytest
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
-from fusionviz.analysis.kernel_costs import achieved, run_costs, session_costs
+from fusionviz.analysis.kernel_costs import (
+    achieved,
+    attainable_tflops,
+    intensity,
+    memory_roof,
+    memory_roofs,
+    run_costs,
+    session_costs,
+)
 from fusionviz.analysis.op_costs import Cost, op_cost, op_kind
-from fusionviz.records.ceilings import Ceilings
+from fusionviz.records.ceilings import CacheCeiling, Ceilings
 from fusionviz.records.session import ModeRun
 from fusionviz.records.trace import parse_trace
 from tests.unit.factories import session
@@ -189,3 +197,43 @@ def test_per_run_figures_and_ceilings() -> None:
     assert stream is not None and stream.gbps == pytest.approx(2000.0) and stream.pct_of_ceiling == pytest.approx(50)
     assert achieved(None, 1.0, ceilings, "float32") is None
     assert achieved(Cost(1, 1, 2, None, "shapes"), 1.0, None, "float32").pct_of_ceiling is None  # type: ignore
+
+
+# the CPU of the issue: a copy that leaves the caches at 5 GB/s, one that fits in a core's 512 KB L2 at 50 GB/s, one
+# that fits in the 32 MB L3 at 20 GB/s
+CPU = Ceilings("CPU", "2.13", copy_gbps=5.0, matmul_tflops={"float32": 0.05},
+               caches=[CacheCeiling("L2", 512 << 10, 50.0, 128 << 10), CacheCeiling("L3", 32 << 20, 20.0, 8 << 20)])
+
+
+def test_a_kernel_is_held_to_the_bandwidth_of_the_cache_its_working_set_fits_in() -> None:
+    # eager aten::add of 256 × 64 fp32: two inputs and the output, 64 KB each, 192 KB in all: within L2. At 13.5
+    # GB/s it ran at 270% of the copy out of the caches, and it is at 27% of the copy it can meet
+    add = Cost(2 * 65536, 65536, 3 * 65536, None, "shapes")
+    got = achieved(add, 3 * 65536 / 13.5e3, CPU, "float32")
+    assert got is not None and got.gbps == pytest.approx(13.5)
+    assert (got.roof, got.bound, got.pct_of_ceiling) == ("L2 copy", "memory", pytest.approx(100 * 13.5 / 50.0))
+    assert memory_roof(CPU, 512 << 10).level == "L2" and memory_roof(CPU, (512 << 10) + 1).level == "L3"
+    assert memory_roof(CPU, 64 << 20) == memory_roofs(CPU)[-1] and memory_roofs(CPU)[-1].holds_bytes is None
+    assert [r.level for r in memory_roofs(CPU)] == ["L2", "L3", "DRAM"]
+    # no cache measured (sessions recorded before caches were): DRAM for every working set, as before
+    assert memory_roof(Ceilings("H200", "2.11", copy_gbps=4000.0), 1).level == "DRAM"
+
+
+def test_a_cache_measured_slower_than_a_larger_level_never_lowers_a_roof() -> None:
+    noisy = Ceilings("CPU", "2.13", copy_gbps=8.0, caches=[CacheCeiling("L2", 512 << 10, 30.0, 128 << 10),
+                                                           CacheCeiling("L3", 32 << 20, 6.0, 8 << 20)])
+    assert [r.gbps for r in memory_roofs(noisy)] == [30.0, 8.0, 8.0]
+
+
+def test_the_roofline_bound_takes_the_level_the_working_set_fits_in() -> None:
+    # 2 MB moved, 100 MFLOP: 50 FLOP per byte. Within L3 (20 GB/s): min(0.05 TFLOP/s, 50 × 20 GB/s = 1 TFLOP/s)
+    gemm = Cost(1 << 20, 1 << 20, 2 << 20, 100 * 10**6, "shapes")
+    assert intensity(gemm) == pytest.approx(100e6 / (2 << 20))
+    assert attainable_tflops(CPU, "float32", 50.0, 2 << 20) == pytest.approx(0.05)
+    # 0.1 FLOP per byte: below the ridge, bound by the bandwidth of L3 (0.1 × 20 GB/s = 2 GFLOP/s) or DRAM's
+    assert attainable_tflops(CPU, "float32", 0.1, 2 << 20) == pytest.approx(0.1 * 20.0 / 1e3)
+    assert attainable_tflops(CPU, "float32", 0.1, 64 << 20) == pytest.approx(0.1 * 5.0 / 1e3)
+    assert attainable_tflops(CPU, "bfloat16", 0.1, 1) is None  # its matmul was not measured
+    low = achieved(Cost(1 << 20, 1 << 20, 2 << 20, 200 * 10**3, "shapes"), 100.0, CPU, "float32")
+    assert low is not None and low.bound == "memory" and low.roof == "L3 copy"
+    assert intensity(Cost(1, 1, 2, None, "shapes")) is None

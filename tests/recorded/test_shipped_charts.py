@@ -1,0 +1,90 @@
+"""Every shipped session's waterfall and roofline, read from the figure as drawn (Plotly JSON): the waterfall's
+rungs in the ladder's order with the side branch labelled and nothing below zero; the roofline a roofline only
+where FLOPs are counted, and no dot above its roof without a ring and a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fusionviz.analysis.kernel_costs import memory_roof
+from fusionviz.analysis.ladder import MAIN_LADDER, SIDE_LADDER
+from fusionviz.analysis.report import Report, analyse
+from fusionviz.charts.roofline import ABOVE_COLOUR, BANDWIDTH, ROOFLINE, above_note, roofline_dots
+from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.views import view_figure, view_problem
+from fusionviz.charts.waterfall import MAIN_BRANCH, SIDE_BRANCH
+from fusionviz.records.files import open_path
+
+SESSIONS = sorted((Path(__file__).resolve().parents[2] / "sessions").glob("*.json.gz"))
+
+
+@pytest.fixture(scope="module", params=SESSIONS, ids=lambda p: p.name)
+def report(request: pytest.FixtureRequest) -> Report:
+    return analyse(open_path(request.param))
+
+
+def test_the_waterfall_climbs_the_ladder_in_order_and_never_below_zero(report: Report) -> None:
+    if view_problem(report, "waterfall"):
+        pytest.skip("no timing: no waterfall")
+    fig = view_figure(report, "waterfall", ChartSettings.presentation())
+    bars = fig.data[0]
+    branches, labels = bars.y
+    modes = [label.split(":")[0] for label in labels]
+    timed = report.latencies
+    main = [m for m in MAIN_LADDER if m in timed]
+    side = [m for m in SIDE_LADDER[1:] if m in timed]
+    assert modes == main + side  # eager, the main ladder in its order, then the side branch in its order
+    assert list(branches) == [MAIN_BRANCH] * len(main) + [SIDE_BRANCH] * len(side)
+    assert fig.layout.yaxis.type in (None, "multicategory") and len(bars.y) == 2  # the branch is on the axis
+    # each bar from the rung before's latency (eager's, for the side branch's first) to its own
+    for i, mode in enumerate(modes):
+        source = None if i == 0 else "eager" if side and mode == side[0] else modes[i - 1]
+        start = 0.0 if source is None else timed[source].median * 1e3
+        assert bars.base[i] == pytest.approx(start)
+        assert bars.base[i] + bars.x[i] == pytest.approx(timed[mode].median * 1e3)
+    # nothing drawn below zero: bar ends, and whiskers (each rung's own latency interval)
+    drawn = [v for i in range(len(modes)) for v in (bars.base[i], bars.base[i] + bars.x[i],
+                                                    bars.base[i] + bars.x[i] - bars.error_x.arrayminus[i],
+                                                    bars.base[i] + bars.x[i] + bars.error_x.array[i])]
+    assert min(drawn) >= 0.0
+    assert fig.layout.xaxis.range[0] >= 0.0
+
+
+def test_a_roofline_only_where_flops_are_counted_and_no_dot_above_its_roof_unsaid(report: Report) -> None:
+    if view_problem(report, "roofline"):
+        pytest.skip("no eager run with kernels")
+    fig = view_figure(report, "roofline", ChartSettings.presentation())
+    dots = roofline_dots(report, None)
+    title = fig.layout.title.text
+    if any(d.panel == ROOFLINE for d in dots):
+        assert title.startswith("Roofline")
+        # log-log: arithmetic intensity on x, achieved FLOP/s on y
+        assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")
+        assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("FLOP per byte moved",
+                                                                              "achieved FLOP/s")
+    else:
+        assert title.startswith("Bandwidth") and "no roofline" in title
+        assert fig.layout.xaxis.title.text.startswith("working set")
+        assert any("has counted FLOPs" in (a.text or "") for a in fig.layout.annotations)
+    # each dot against its roof, worked out here from the ceilings: at or under it, else ringed and said
+    ceilings = report.session.ceilings
+    assert ceilings is not None
+    peak = ceilings.matmul_tflops[report.session.config.dtype]
+    ringed = {(x, y) for t in fig.data if t.mode == "markers" and t.x and t.x[0] is not None
+              for x, y, colour in zip(t.x, t.y, t.marker.line.color, strict=True) if colour == ABOVE_COLOUR}
+    notes = " ".join(a.text.replace("<br>", " ") for a in fig.layout.annotations)
+    for d in dots:
+        level = memory_roof(ceilings, d.bytes).gbps
+        point: tuple[float, float]
+        if d.panel == BANDWIDTH:
+            over, point = d.gbps > level, (d.bytes, d.gbps)
+        else:
+            assert d.intensity is not None and d.tflops is not None
+            over, point = d.tflops > min(peak, d.intensity * level / 1e3), (d.intensity, d.tflops * 1e12)
+        assert over == d.above
+        if over:
+            assert any(p == pytest.approx(point) for p in ringed), d
+    if any(d.above for d in dots):
+        assert above_note(dots).replace("<br>", " ")[:60] in notes
