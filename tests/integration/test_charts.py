@@ -166,7 +166,9 @@ def test_metrics_cover_kernels_busy_compile_and_break_even(ln_gelu_session: Sess
     break_even = analyse(ln_gelu_session).comparisons["default"].break_even_calls
     assert even.text.tolist() == ([] if break_even is None else [f"{break_even:,.0f}"])  # only modes that pay back
     assert set(table.metric) <= {m for m, _ in latency.METRICS}
-    assert len(latency.metrics_figure(analyse(ln_gelu_session)).data) == len(latency.METRICS)
+    # every metric has its panel, the speedup the verdict's title states first
+    panels = [a.text for a in latency.metrics_figure(analyse(ln_gelu_session)).layout.annotations]
+    assert panels[:len(latency.METRICS)] == [title for _, title in latency.METRICS]
 
 
 def test_presentation_settings_enlarge_fonts(ln_gelu_session: Session) -> None:

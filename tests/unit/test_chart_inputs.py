@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+import plotly.graph_objects as go
 import pytest
 
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.collapse import collapse_figure, collapse_layout
-from fusionviz.charts.latency import NO_PAYBACK, latency_figure, latency_rows, metric_rows, metrics_figure
+from fusionviz.charts.latency import (
+    BUSY_CAP,
+    latency_figure,
+    latency_rows,
+    metric_rows,
+    metrics_figure,
+    missing_break_even,
+)
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.charts.timeline import clicked_kernel, timeline_figure
 from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
@@ -105,11 +114,45 @@ def test_latency_rows_and_metrics() -> None:
     assert metrics.loc[("default", "kernels_per_iteration"), "value"] == 3
     assert metrics.loc[("eager", "busy_pct"), "text"].endswith("%")
     assert ("eager", "compile_s") not in metrics.index
-    panel = metrics_figure(timed(MS))
-    assert [a.text for a in panel.layout.annotations][-1] == NO_PAYBACK  # a sentence where the bars would be
     faster = metric_rows(timed({"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]}))
     assert faster[faster.metric == "break_even_calls"]["mode"].tolist() == ["default"]
     fig = latency_figure(timed(MS))
     assert list(fig.data[0].marker.color) == ["#7F7F7F", "#E45756"]  # slower than eager: red
     assert list(latency_figure(timed({"eager": MS["eager"], "default": [[0.05, 0.10, 0.2]]})
                                ).data[0].marker.color) == ["#7F7F7F", "#A8B3BF"]  # no clear difference: grey
+
+
+def panel_traces(fig: go.Figure, title: str) -> list[Any]:
+    """The traces drawn in the subplot titled `title` (its axes are x, x2, x3… in the order of the titles)."""
+    titles = [a.text for a in fig.layout.annotations]
+    n = titles.index(title) + 1
+    axis = "x" if n == 1 else f"x{n}"
+    return [t for t in fig.data if (t.xaxis or "x") == axis]
+
+
+def test_the_verdict_chart_plots_the_speedup_its_title_states() -> None:
+    report = timed(MS)  # default: eager's 0.09/0.10/0.11 ms against 0.18/0.20/0.22 ms, 0.5x in every round
+    fig = metrics_figure(report, title="default: 2x slower")
+    bar = next(t for t in panel_traces(fig, "speedup vs eager (p10–p90)") if t.type == "bar")
+    default = report.comparisons["default"].speedup
+    assert list(bar.y) == ["eager", "default"] and list(bar.x) == pytest.approx([1.0, default.median])
+    assert bar.error_x.array[1] == pytest.approx(default.high - default.median)
+    assert bar.error_x.arrayminus[1] == pytest.approx(default.median - default.low)
+    assert any(shape.x0 == shape.x1 == 1.0 for shape in fig.layout.shapes)  # eager's 1x, marked
+
+
+def test_busy_stops_at_100_percent_and_a_missing_break_even_says_why() -> None:
+    # eager's kernels take 25 µs of an iteration timed at 10 µs a call: busy all of the call (the analysis caps
+    # the share at 1); the axis ends at 100%, where the bar does, not at 145% of the longest bar
+    report = timed({"eager": [[0.010] * 3], "default": [[0.02] * 3]})
+    fig = metrics_figure(report)
+    busy = next(t for t in panel_traces(fig, "busy % of the call") if t.type == "bar")
+    axis = fig.layout[f"xaxis{[a.text for a in fig.layout.annotations].index('busy % of the call') + 1}"]
+    assert list(axis.range) == [0, BUSY_CAP] and max(busy.x) == BUSY_CAP
+    assert report.busy["eager"] == 1.0 and busy.text[0] == "100%" and busy.textposition[0] == "inside"
+    # default is slower than eager: no bar, and the reason where the bar would be
+    assert missing_break_even(report) == {"default": "never: slower than eager"}
+    note = next(t for t in panel_traces(fig, "break-even calls") if t.type == "scatter")
+    assert list(note.y) == ["default"] and list(note.text) == ["never: slower than eager"]
+    clear = timed({"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]})
+    assert missing_break_even(clear) == {}  # it pays back: a bar, no note
