@@ -13,7 +13,13 @@ On a host with two GPUs (NCCL; one process per GPU; the environment's NCCL setti
 
     python scripts/record_ddp_job.py --backend nccl --device cuda --out sessions/ddp_nccl
 
-Writes OUT/ddp_{backend}_{eager,compiled}/rank{N}.trace.json.gz and prints what each rank recorded.
+On one GPU, gloo over CUDA tensors (the ranks share the GPU; gloo's collectives run on the CPU, each one copying
+the gradients to the host and back): GPU kernels and real communication waits, without a second GPU.
+
+    python scripts/record_ddp_job.py --backend gloo --device cuda --out sessions/ddp_gloo_cuda
+
+Writes OUT/ddp_{backend}[_cuda]_{eager,compiled}/rank{N}.trace.json.gz, and recording.txt beside them (what each
+rank recorded, and where: torch, the GPU, ranks per GPU), and prints the same.
 """
 
 from __future__ import annotations
@@ -52,21 +58,29 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3, help="profiled steps")
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads per rank on the CPU")
     args = parser.parse_args()
-    if args.device == "cuda" and torch.cuda.device_count() < args.world_size:
-        parser.error(f"--device cuda needs {args.world_size} GPUs; {torch.cuda.device_count()} visible")
+    gpus = torch.cuda.device_count() if args.device == "cuda" else 0
+    if args.device == "cuda" and (gpus == 0 or (args.backend == "nccl" and gpus < args.world_size)):
+        parser.error(f"--device cuda with {args.backend} needs {args.world_size if args.backend == 'nccl' else 1} "
+                     f"GPUs; {gpus} visible (gloo lets ranks share one)")
     # Inductor's C++ kernels appear in a CPU trace only when kernel profiling is on before they compile.
     os.environ.setdefault("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1")
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(_free_port())
     for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
-        folder = Path(args.out) / f"ddp_{args.backend}_{mode}"
+        folder = Path(args.out) / f"ddp_{args.backend}{'_cuda' if args.device == 'cuda' else ''}_{mode}"
         folder.mkdir(parents=True, exist_ok=True)
+        where = {"device": torch.cuda.get_device_name(0), "gpus": gpus,
+                 "ranks_per_gpu": -(-args.world_size // gpus)} if gpus else {"device": "cpu"}
+        lines = []
         with tempfile.TemporaryDirectory() as tmp:
             mp.spawn(_rank, args=(args, mode, tmp), nprocs=args.world_size, join=True)
             for rank in range(args.world_size):
                 raw = (Path(tmp) / f"rank{rank}.json").read_bytes()
                 out = folder / f"rank{rank}.trace.json.gz"
                 out.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
-                print(json.dumps({"file": str(out), **_described(raw), "gz_kb": round(out.stat().st_size / 1024, 1)}))
+                lines.append(json.dumps({"file": out.name, **_described(raw), **where,
+                                         "gz_kb": round(out.stat().st_size / 1024, 1)}))
+        (folder / "recording.txt").write_text("\n".join(lines) + "\n")
+        print(*lines, sep="\n")
         os.environ["MASTER_PORT"] = str(_free_port())
 
 
@@ -87,14 +101,15 @@ class Blocks(nn.Module):
 def _rank(rank: int, args: argparse.Namespace, mode: str, tmp: str) -> None:
     """One rank: join the group, wrap the model in DDP (and compile it), warm up, profile `args.steps` steps."""
     torch.set_num_threads(args.threads)
-    device = torch.device(f"cuda:{rank}") if args.device == "cuda" else torch.device("cpu")
+    # gloo lets ranks share a GPU (cuda:rank modulo the GPUs); NCCL has one GPU per rank (checked in main)
+    device = torch.device(f"cuda:{rank % torch.cuda.device_count()}") if args.device == "cuda" else torch.device("cpu")
     if args.device == "cuda":
         torch.cuda.set_device(device)
     dist.init_process_group(args.backend, rank=rank, world_size=args.world_size)
     try:
         torch.manual_seed(0)
         model = DistributedDataParallel(Blocks(args.blocks, args.dim).to(device), bucket_cap_mb=args.bucket_cap_mb,
-                                        device_ids=[rank] if args.device == "cuda" else None)
+                                        device_ids=[device.index] if args.device == "cuda" else None)
         step_model: Any = torch.compile(model, mode=args.compile_mode) if mode == "compiled" else model
         optimiser = torch.optim.SGD(model.parameters(), lr=1e-3)
         torch.manual_seed(rank)  # each rank its own data, as a data-parallel job has
