@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from fusionviz.analysis.dram_counts import counted_costs
+from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, read_size, size_words
 from fusionviz.analysis.kernel_costs import RunCosts
 from fusionviz.analysis.links import Collapse
 from fusionviz.analysis.op_costs import Cost
@@ -181,14 +182,6 @@ def _why_none(runs: list[ModeRun]) -> str:
     return "No kernel's bytes are known, so there is nothing to draw: the trace lacks " + " and ".join(missing) + "."
 
 
-def size_words(n: float) -> str:
-    """Bytes in three figures: "2.89 GB", "134 MB", "262 kB", "512 B"."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
 def _change(before: int, after: int) -> tuple[str, str]:
     """`after` against `before`: its kind ("fewer", "same", "more") and its words ("95% fewer", "about as many",
     "2.4x as many")."""
@@ -205,6 +198,40 @@ def _gemm_share(run: ModeRun) -> float:
     kernels = [r for r in run.kernels if r.kernel_class != MEMORY_CLASS]
     total = sum(float(r.dur_us) for r in kernels)
     return sum(float(r.dur_us) for r in kernels if r.kernel_class == "gemm") / total if total else 0.0
+
+
+def moved_pair(found: BytesMoved, mode: str) -> tuple[int, int] | None:
+    """Eager's bytes per iteration and `mode`'s as the bytes view judges them (`found`: `bytes_moved`): the DRAM
+    counters' where both runs were counted, else the estimate where it knows nearly all of both runs' kernel
+    time; None where neither can be set against the other."""
+    eager, run = found.run("eager"), found.run(mode)
+    if found.why or eager is None or run is None:
+        return None
+    if eager.measured and run.measured is not None:
+        return eager.measured, run.measured
+    if eager.estimated and run.estimated is not None and all(r.known_pct >= 100 - SAME_PCT for r in (eager, run)):
+        return eager.estimated, run.estimated
+    return None
+
+
+def _kept_words(run: RunBytes) -> str:
+    """What fusion kept on chip in `run`: "17 intermediates (1.14 GB) stay on chip", or why that is not known."""
+    if run.on_chip is None:
+        return run.on_chip_note
+    if run.kept_bytes:
+        many = run.kept_intermediates
+        return (f"{many} intermediate{'s' if many != 1 else ''} ({size_words(run.kept_bytes)}) "
+                f"{'stay' if many != 1 else 'stays'} on chip")
+    return "nothing stays on chip"
+
+
+def _claim(before: int, after: int, eager_run: ModeRun | None) -> tuple[bool, str]:
+    """Whether "70% less memory traffic" holds from `before` to `after`, and, where it does not and eager's GEMMs
+    take most of its kernel time, that reason (" (GEMMs take 94% of eager's kernel time)")."""
+    if 100 * (1 - after / before) >= CLAIM_PCT:
+        return True, ""
+    gemm = _gemm_share(eager_run) if eager_run else 0.0
+    return False, f" (GEMMs take {gemm:.0%} of eager's kernel time)" if gemm >= GEMM_BOUND else ""
 
 
 def bytes_caption(found: BytesMoved, focus: ModeRun | None, eager_run: ModeRun | None) -> str:
@@ -232,20 +259,34 @@ def bytes_caption(found: BytesMoved, focus: ModeRun | None, eager_run: ModeRun |
     text = f"{run.mode} moves {_comparison(estimated, measured)}"
     if run.mode == GRAPHED_EAGER:
         return text + ": the same kernels, replayed from one CUDA graph."
-    before, after = measured or estimated or (1, 1)
-    if run.on_chip is None:
-        kept = run.on_chip_note
-    elif run.kept_bytes:
-        many = run.kept_intermediates
-        kept = (f"{many} intermediate{'s' if many != 1 else ''} ({size_words(run.kept_bytes)}) "
-                f"{'stay' if many != 1 else 'stays'} on chip")
-    else:
-        kept = "nothing stays on chip"
-    if 100 * (1 - after / before) >= CLAIM_PCT:
-        return f"{text}: {claim} holds here; {kept}."
-    gemm = _gemm_share(eager_run) if eager_run else 0.0
-    reason = f" (GEMMs take {gemm:.0%} of eager's kernel time)" if gemm >= GEMM_BOUND else ""
-    return f"{text}: {claim} does not hold here{reason}; {kept}."
+    holds, reason = _claim(*(measured or estimated or (1, 1)), eager_run)
+    return f"{text}: {claim} {'holds here' if holds else 'does not hold here' + reason}; {_kept_words(run)}."
+
+
+def bytes_headline(found: BytesMoved, focus: ModeRun | None, eager_run: ModeRun | None) -> Headline:
+    """The bytes view's headline: eager's bytes per iteration against the compiled run's (`moved_pair`), rounded
+    for reading, and whether "70% less memory traffic" holds; its detail the caption's sentence
+    (`bytes_caption`)."""
+    said = bytes_caption(found, focus, eager_run)
+    pair = moved_pair(found, focus.mode) if focus else None
+    eager, run = found.run("eager"), found.run(focus.mode) if focus else None
+    if found.why:
+        return Headline("No kernel's bytes are known", "", (said,))
+    if eager is None or run is None:
+        return Headline("No compiled mode was profiled beside eager", "", (said,))
+    if pair is None:
+        if run.estimated is None or not eager.estimated:
+            return Headline(f"{'Eager' if not eager.estimated else run.mode}: bytes not known", "", (said,))
+        return Headline(f"{run.mode} moves at least {read_size(run.estimated)}, eager {read_size(eager.estimated)}",
+                        f"Too few kernels' bytes are known to tell whether \"{CLAIM_PCT}% less memory traffic\" "
+                        "holds.", (said,))
+    text = f"{run.mode}: {read_size(pair[0])} → {read_size(pair[1])} moved per iteration"
+    if run.mode == GRAPHED_EAGER:
+        return Headline(text, "The same kernels, replayed from one CUDA graph.", (said,))
+    holds, reason = _claim(*pair, eager_run)
+    claim = f"\"{CLAIM_PCT}% less memory traffic\" {'holds' if holds else 'does not hold' + reason}"
+    kept = f"{claim}; {_kept_words(run)}."
+    return Headline(text, kept if len(kept) <= MECHANISM_CHARS else claim + ".", (said,))
 
 
 def _comparison(estimated: tuple[int, int] | None, measured: tuple[int, int] | None) -> str:

@@ -1,5 +1,5 @@
-"""Why a mode got faster or slower: the attribution ladder from eager to each compiled mode, and whether each
-mode is bound by the host or by the device.
+"""Why a mode got faster or slower: the attribution ladder from eager to each compiled mode, and the verdict's
+sentences on why (each mode's class, host- or device-bound, is `bound.classify`'s).
 
 The main ladder climbs eager → eager as one CUDA graph (launches removed, the kernels unchanged) →
 reduce-overhead (fusion and generated kernels, under graphs) → max-autotune (autotuned GEMM templates); beside
@@ -18,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fusionviz.analysis.kernel_costs import gpu_time_us
-from fusionviz.analysis.timing import QUANTILES, Estimate, latency_estimates, round_table
+from fusionviz.analysis.bound import Bound, bound_sentence, bounds
+from fusionviz.analysis.headline import Headline, micros, signed
+from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table
 from fusionviz.records.config import GRAPHED_EAGER
-from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.session import Session
 
 MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
 SIDE_LADDER = ("eager", "default", "max-autotune-no-cudagraphs")
@@ -33,22 +34,6 @@ MECHANISMS: dict[str, str] = {
     "default": "fusion, launched from Python",
     "max-autotune-no-cudagraphs": "autotuned GEMM templates, launched from Python",
 }
-
-
-@dataclass(frozen=True)
-class Bound:
-    """One mode's host time per call against its GPU time (µs). `host_us` is the median over the timing rounds of
-    the host's own time per call (the loop that enqueued the calls, `harness.timed_block`: `host_from` "timing");
-    in sessions recorded before it was kept, when the host finished launching a profiled iteration's work
-    (profiler overhead included, which overstates it: "profile"). `gpu_us` is the kernels' summed durations in
-    the profiled iterations. Host-bound when the host's time is at or above the GPU's. On the CPU there is no
-    device apart from the host: `host_bound` is None."""
-
-    mode: str
-    host_us: float
-    gpu_us: float
-    host_bound: bool | None
-    host_from: str = "timing"
 
 
 @dataclass(frozen=True)
@@ -80,40 +65,6 @@ class Step:
     not_applicable: str | None = None
 
 
-def host_time_us(run: ModeRun) -> float:
-    """When the host was done with an iteration, on average: the end of its last op, launch or compiled-region
-    call, from the iteration's start."""
-    ends: dict[int, float] = {}
-    for r in run.cpu_ops:
-        if r.category in ("op", "launch", "region"):
-            ends[r.iteration] = max(ends.get(r.iteration, 0.0), float(r.start_us + r.dur_us))
-    return sum(ends.values()) / len(ends) if ends else 0.0
-
-
-def bounds(session: Session) -> dict[str, Bound]:
-    """Host-bound or device-bound, for every profiled mode."""
-    on_gpu = session.environment.device_kind == "cuda"
-    timed = _host_timing(session)
-    found = {}
-    for run in session.runs:
-        if run.ok and run.summary is not None:
-            host, gpu = timed.get(run.mode, host_time_us(run)), gpu_time_us(run)
-            found[run.mode] = Bound(run.mode, host, gpu, host >= gpu if on_gpu else None,
-                                    "timing" if run.mode in timed else "profile")
-    return found
-
-
-def _host_timing(session: Session) -> dict[str, float]:
-    """Each mode's median host µs per call over every timing round of every process that kept them."""
-    values: dict[str, list[float]] = {}
-    for p in session.timing.processes if session.timing else []:
-        if p.error is None:
-            for round_ in p.host_rounds:
-                for mode, ms in round_.items():
-                    values.setdefault(mode, []).append(ms * 1e3)
-    return {mode: float(np.median(v)) for mode, v in values.items()}
-
-
 def ladder(session: Session) -> list[Step]:
     """The steps of both ladders whose ends were timed, then a not-applicable step for each rung that could not
     run (CUDA graphs on the CPU, a capture that failed), saying why."""
@@ -139,7 +90,8 @@ def _step(session: Session, source: str, target: str, mechanisms: list[str], fou
     rounds = round_table(session)
     wide = rounds.pivot_table(index=["process", "round"], columns="mode", values="ms")
     deltas = ((wide[target] - wide[source]) * 1e3).dropna()
-    host_bound = any(found[m].host_bound for m in (source, target) if m in found)
+    # the host's speed sets a mode's call in some rounds or all: the spread between processes belongs in it
+    host_bound = any(found[m].kind in ("host-bound", "balanced") for m in (source, target) if m in found)
     low, median, high, widened = _interval(deltas, host_bound)
     share = None
     if "eager" in wide:
@@ -166,7 +118,8 @@ def _interval(values: pd.Series, host_bound: bool) -> tuple[float, float, float,
 
 
 def _mechanism(nominal: str, delta: Delta, gpu_delta: float | None) -> str:
-    """What the step changes, by how much, and which side dominated: the device's own work, or the host's."""
+    """What the step changes, by how much, and which side most of the change is on: the GPU's own work (kernel
+    time), or the host's (the rest: Python, guards, launches)."""
     change = "faster" if delta.median < 0 else "slower"
     text = f"{nominal}: {abs(delta.median):.1f} µs per call {change} ({delta.low:+.1f} to {delta.high:+.1f} µs"
     if delta.share is not None:
@@ -176,9 +129,9 @@ def _mechanism(nominal: str, delta: Delta, gpu_delta: float | None) -> str:
         return text
     rest = delta.median - gpu_delta
     if abs(gpu_delta) >= abs(rest):
-        side = f"the kernels dominated ({gpu_delta:+.1f} µs of GPU time; {rest:+.1f} µs on the host side)"
+        side = f"most of the change is GPU time ({gpu_delta:+.1f} µs of kernels, {rest:+.1f} µs on the host)"
     else:
-        side = (f"the host side dominated ({rest:+.1f} µs: Python, guards, launches; the GPU time moved "
+        side = (f"most of the change is host work ({rest:+.1f} µs: Python, guards, launches; GPU time "
                 f"{gpu_delta:+.1f} µs)")
     return f"{text}; {side}"
 
@@ -194,48 +147,46 @@ def ladder_fields(steps: list[Step]) -> list[dict[str, object]]:
              "mechanism": s.mechanism, "not_applicable": s.not_applicable} for s in steps]
 
 
-def why_words(session: Session, latencies: dict[str, Estimate], speedups: dict[str, Estimate], mode: str
-              ) -> str | None:
-    """The verdict's sentence on why, from the session's runs and its modes' latencies and speedups: "default is
-    0.55x: its kernels take 12% less GPU time, but the GPU is busy 14% of the call; launches and host work
-    dominate; …, and a CUDA graph of eager alone is 2.20x." None where the mode or eager was not both timed and
-    profiled on a GPU."""
-    found = bounds(session)
-    if mode not in speedups or mode not in found or "eager" not in found or found["eager"].gpu_us <= 0 or \
-            session.environment.device_kind != "cuda":
-        return None  # on the CPU the profiled kernel time is the profiler's as much as the kernels'
-    device = "GPU"
-    speedup, eager, own = speedups[mode].median, found["eager"], found[mode]
+def why_words(found: dict[str, Bound], busy: dict[str, float | None], mode: str) -> list[str]:
+    """The verdict's sentences on why, one mechanism each, from the modes' host and GPU time (`found`:
+    `bound.bounds`) and busy fractions (`summary.busy_fraction`, by mode): how the mode's kernel time compares
+    with eager's, then the mode's class and eager's (`bound.bound_sentence`). Empty where the mode or eager was
+    not profiled with kernels on a GPU (on the CPU the profiled kernel time is the profiler's as much as the
+    kernels')."""
+    own, eager = found.get(mode), found.get("eager")
+    if own is None or eager is None or eager.gpu_us <= 0 or own.kind is None:
+        return []
     change = own.gpu_us / eager.gpu_us - 1
-    busy = own.gpu_us / (latencies[mode].median * 1e3)
-    link = "but" if (speedup < 1) == (change < 0) else "and"
-    text = (f"{mode} is {speedup:.2f}x: its kernels take {abs(change):.0%} {'less' if change < 0 else 'more'} "
-            f"{device} time, {link} the {device} is busy {min(busy, 1.0):.0%} of the call; "
-            + ("launches and host work dominate" if busy < 0.5 else "the kernels dominate"))
-    if own.host_bound:
-        text += (f"; it is host-bound ({own.host_us:.0f} µs of host work per call against {own.gpu_us:.0f} µs of "
-                 f"GPU time): on the GPU alone it is {eager.gpu_us / max(own.gpu_us, 1e-9):.2f}x")
-    if GRAPHED_EAGER in speedups and mode != GRAPHED_EAGER:
-        text += f", and a CUDA graph of eager alone is {speedups[GRAPHED_EAGER].median:.2f}x"
-    return text + "."
+    kernels = (f"Its kernels take as much GPU time as eager's ({micros(own.gpu_us)} per call)" if round(change, 2) == 0
+               else f"Its kernels take {abs(change):.0%} {'less' if change < 0 else 'more'} GPU time than eager's "
+                    f"({micros(eager.gpu_us)} → {micros(own.gpu_us)} per call)")
+    said = [kernels + ".", bound_sentence(own, busy.get(mode))]
+    if mode != "eager":
+        said.append(bound_sentence(eager, busy.get("eager")).replace("eager is", "Eager is", 1))
+    return said
 
 
-def waterfall_caption(steps: list[Step]) -> str:
-    """The step of the ladder (`ladder`'s steps) that changed the call most, and what dominated it."""
+def biggest_step(steps: list[Step]) -> Step | None:
+    """The timed step of the ladder (`ladder`'s steps) that changed the call most; None where none was timed."""
     timed = [s for s in steps if s.delta_us is not None]
-    if not timed:
-        return "No step of the ladder was timed."
-    biggest = max(timed, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0)
-    return f"The biggest step, {biggest.step}: {biggest.mechanism}."
+    return max(timed, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0) if timed else None
 
 
-def bound_caption(session: Session) -> str:
-    """Which modes of the session are host-bound."""
-    found = bounds(session)
-    host = [m for m, b in found.items() if b.host_bound]
-    if session.environment.device_kind != "cuda":
-        return "On the CPU the host runs the kernels itself: no mode waits for a device."
-    if not host:
-        return "Every mode is device-bound: the host launches faster than the GPU computes."
-    return (f"Host-bound: {', '.join(host)} (the host's work per call takes as long as the GPU's or longer, so the "
-            "GPU idles between kernels and the host's speed decides the latency).")
+def waterfall_headline(steps: list[Step], found: dict[str, Bound]) -> Headline:
+    """The step of the ladder that changed the call most, by how much, and which side most of the change is on;
+    its details give the step's figures with their intervals and the class of the modes at its ends (`found`:
+    `bound.bounds`)."""
+    biggest = biggest_step(steps)
+    if biggest is None or biggest.delta_us is None:
+        return Headline("No step of the ladder was timed")
+    delta = biggest.delta_us
+    change = "faster" if delta.median < 0 else "slower"
+    moved = micros(abs(delta.median), read=True)
+    text = f"Biggest step: {biggest.source} → {biggest.target}, {moved} {change} per call"
+    mechanism = ""
+    if biggest.gpu_delta_us is not None:
+        gpu, rest = biggest.gpu_delta_us, delta.median - biggest.gpu_delta_us
+        side = "Mostly GPU time" if abs(gpu) >= abs(rest) else "Mostly host work"
+        mechanism = f"{side}: {signed(gpu)} µs of kernels, {signed(rest)} µs on the host per call."
+    ends = [bound_sentence(found[m]) for m in (biggest.source, biggest.target) if m in found and found[m].kind]
+    return Headline(text, mechanism, (f"{biggest.step}: {biggest.mechanism}.", *ends))

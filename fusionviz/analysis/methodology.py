@@ -22,14 +22,27 @@ METHODOLOGY_COLUMNS: dict[str, str] = {
 }
 
 
+# The table as shown: each figure as text, "—" where a row has none (a kernel count is counted, not timed).
+SHOWN_COLUMNS: dict[str, str] = {
+    "quantity": "what is measured",
+    "naive loop": "what the naive loop reports",
+    "one process": "the proper measurement in its first timing process alone",
+    "one process, p10–p90": "its spread; — for a count, which has none",
+    "every process": "the proper measurement over every timing process",
+    "every process, p10–p90": "its spread, the spread between processes included; — for a count",
+}
+NONE = "—"
+
+
 @dataclass(frozen=True)
 class Methodology:
-    """The naive loop against the proper measurement: its table (empty when the mode was not timed) and the
-    note on how far apart they are (None then)."""
+    """The naive loop against the proper measurement: its table (empty when the mode was not timed), the same
+    as text for showing (`shown`, SHOWN_COLUMNS) and the note on how far apart they are (None then)."""
 
     naive: NaiveResult
     table: pd.DataFrame  # METHODOLOGY_COLUMNS
     note: str | None
+    shown: pd.DataFrame  # SHOWN_COLUMNS
 
 
 def methodology(session: Session, latencies: dict[str, Estimate], speedups: dict[str, Estimate],
@@ -41,7 +54,7 @@ def methodology(session: Session, latencies: dict[str, Estimate], speedups: dict
         return None
     table = methodology_table(naive, session, latencies, speedups)
     note = None if table.empty else methodology_note(table, session.config.processes)
-    return Methodology(naive, table, note)
+    return Methodology(naive, table, note, shown_table(table))
 
 
 def methodology_table(naive: NaiveResult, session: Session, latencies: dict[str, Estimate],
@@ -72,11 +85,29 @@ def methodology_table(naive: NaiveResult, session: Session, latencies: dict[str,
         {c: float for c in METHODOLOGY_COLUMNS if c != "quantity"})
 
 
+def shown_table(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` (METHODOLOGY_COLUMNS) as text (SHOWN_COLUMNS): speedups "2.90x", latencies "0.076", kernel counts
+    "5", and NONE where a figure has no value (a count has no spread)."""
+    def cell(quantity: str, value: float) -> str:
+        if value != value:  # NaN: a count's interval, or a figure not measured
+            return NONE
+        if quantity.startswith("speedup"):
+            return f"{value:.2f}x"
+        return f"{value:.3f}" if quantity.endswith("ms per call") else f"{value:g}"
+
+    rows = [(r.quantity, *(cell(r.quantity, v) for v in (r.naive, r.one_process)),
+             NONE if r.one_low != r.one_low else f"{cell(r.quantity, r.one_low)}–{cell(r.quantity, r.one_high)}",
+             cell(r.quantity, r.proper),
+             NONE if r.low != r.low else f"{cell(r.quantity, r.low)}–{cell(r.quantity, r.high)}")
+            for r in table.itertuples()]
+    return pd.DataFrame(rows, columns=list(SHOWN_COLUMNS))
+
+
 def methodology_note(table: pd.DataFrame, processes: int) -> str:
     """A few words on how far apart the three measurements are."""
     speed, kernels = table.iloc[0], table.iloc[3]
-    return (f"The naive loop reports a {speed.naive:.2f}× speedup. Measured properly in one process it is "
-            f"{speed.one_process:.2f}× ({speed.one_low:.2f}–{speed.one_high:.2f}×); over {processes} processes "
-            f"{speed.proper:.2f}× ({speed.low:.2f}–{speed.high:.2f}×), the spread between processes included. "
+    return (f"The naive loop reports a {speed.naive:.2f}x speedup. Measured properly in one process it is "
+            f"{speed.one_process:.2f}x ({speed.one_low:.2f}–{speed.one_high:.2f}x); over {processes} processes "
+            f"{speed.proper:.2f}x ({speed.low:.2f}–{speed.high:.2f}x), the spread between processes included. "
             f"key_averages() lists {kernels.naive:g} rows for eager, which runs {kernels.proper:g} kernels per "
-            "iteration.")
+            f"iteration. A count has no spread ({NONE}): it is counted, not timed.")

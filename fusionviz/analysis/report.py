@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from fusionviz.analysis.bound import Bound, bounds
+from fusionviz.analysis.headline import Headline
 from fusionviz.analysis.kernel_costs import RunCosts, session_costs
 from fusionviz.analysis.sentences import Source, load_warnings, trace_notes
 from fusionviz.analysis.trace_stats import (
@@ -184,14 +186,70 @@ class Report:
         return summary_table(self.session.runs, self.latencies, self.comparisons, self.busy)
 
     @cached_property
-    def verdict(self) -> str:
-        """The headline: whether compiling paid off and why, or what a pair of untimed traces can say."""
-        from fusionviz.analysis.captions import untimed_verdict
-        from fusionviz.analysis.verdict import verdict
+    def bounds(self) -> dict[str, Bound]:
+        """Each profiled mode's host and GPU time per call and its class, host- or device-bound or balanced
+        (bound.bounds): the one classification every sentence, view and `inspect` says."""
+        return bounds(self.session)
 
+    @cached_property
+    def headline(self) -> Headline:
+        """What the session's first screen leads with (`headline.Headline`): whether compiling paid off for the
+        main compiled mode, rounded for reading, one line on what bounds it, and the verdict's sentences as its
+        details; what plain traces can say; a grid's or a sweep's result."""
+        if self.grid is not None:
+            from fusionviz.analysis.captions import grid_headline
+
+            return grid_headline(self.grid)
+        if self.session.sweep is not None:
+            from fusionviz.analysis.captions import sweep_cumulative_headline
+
+            return sweep_cumulative_headline(self.sweep, self.session.sweep)
         if self.timed:
-            return verdict(self.session, self.latencies, self.speedups, self.comparisons, self.busy)
-        return untimed_verdict(self.session.run("eager"), self.focus(), self.caption_fields())
+            from fusionviz.analysis.verdict import session_headline
+
+            return session_headline(self.session, self.comparisons, self.busy, self.bounds, self.moved,
+                                    self.fastest)
+        from fusionviz.analysis.captions import untimed_headline
+
+        return untimed_headline(self.session.run("eager"), self.focus(), self.caption_fields(), self.bounds)
+
+    @cached_property
+    def fastest(self) -> list[str]:
+        """The fastest compiled modes, tied where no paired-round difference tells them apart (verdict.leaders)."""
+        if not self.timed:
+            return []
+        from fusionviz.analysis.timing import paired_speedup
+        from fusionviz.analysis.verdict import leaders
+
+        return leaders(self.comparisons, lambda a, b: paired_speedup(self.session, a, b))
+
+    @cached_property
+    def mode_headlines(self) -> dict[str, Headline]:
+        """Each timed mode but eager against eager, briefly (verdict.mode_headline), by mode."""
+        from fusionviz.analysis.verdict import mode_headline
+
+        eager = self.session.run("eager")
+        if eager is None or eager.summary is None:
+            return {}
+        return {r.mode: mode_headline(r.mode, self.comparisons[r.mode], eager.summary.kernels_per_iteration,
+                                      r.summary.kernels_per_iteration, self.moved.get(r.mode), self.bounds.get(r.mode),
+                                      r.graph_count)
+                for r in self.session.runs if r.mode != "eager" and r.mode in self.comparisons and r.summary}
+
+    @cached_property
+    def moved(self) -> dict[str, tuple[int, int]]:
+        """Eager's bytes per iteration against each compiled mode's, where the bytes view can set them against
+        each other (bytes_moved.moved_pair), by mode."""
+        from fusionviz.analysis.bytes_moved import moved_pair
+
+        pairs = {r.mode: moved_pair(self.bytes_moved, r.mode) for r in self.drawable if r.mode != "eager"}
+        return {mode: pair for mode, pair in pairs.items() if pair is not None}
+
+    @property
+    def verdict(self) -> str:
+        """The headline's details as one paragraph: whether compiling paid off and why, each figure exact with its
+        spread, or what plain traces can say."""
+        return " ".join(self.headline.details)
 
     @cached_property
     def warnings(self) -> list[str]:

@@ -83,7 +83,8 @@ def load_warnings(session: Session) -> list[str]:
         crowded = threads and load.busy_cores >= BUSY_CORES_NOTICED and load.busy_cores + threads > load.cores
         if load.busy_cores >= BUSY_CORES_WARNED or crowded:
             who = f" ({'; '.join(load.others)})" if load.others else ""
-            crowd = f"; the workers' {threads} threads did not all have a core of their own" if crowded else ""
+            crowd = ("" if not crowded else f"; the workers' {threads} threads did not all have a core of their own"
+                     if threads > 1 else "; the workers' one thread did not have a core of its own")
             notes.append(f"The machine was busy {when} the run: {load.busy_cores:.1f} of {load.cores} cores in use "
                          f"by other processes{who}, load average {load.load_average:.1f}{crowd}. Timings may be "
                          "skewed: compare modes within this session, not across sessions.")

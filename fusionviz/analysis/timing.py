@@ -89,6 +89,18 @@ def speedup_estimates(session: Session, only_process: int | None = None) -> dict
             for mode, lat in latencies.items()}
 
 
+def paired_speedup(session: Session, mode: str, against: str) -> Estimate | None:
+    """`mode` against another mode (`against`'s ms / `mode`'s ms in the same round), from rounds paired within a
+    process, as `speedup_estimates` takes each mode against eager; None without rounds of both."""
+    rounds = round_table(session)
+    if not len(rounds):
+        return None
+    wide = rounds.pivot_table(index=["process", "round"], columns="mode", values="ms")
+    if mode not in wide or against not in wide:
+        return None
+    return _estimate((wide[against] / wide[mode]).dropna(), rounds.process.nunique())
+
+
 def verdict_of(speedup: Estimate) -> Verdict:
     """Faster or slower only when the whole interval is on one side of 1, not too wide to call, and reaching
     beyond a negligible difference (NEGLIGIBLE) at its far end."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusionviz.analysis.headline import Headline, micros, size_words
 from fusionviz.analysis.kernel_costs import run_costs
 from fusionviz.analysis.op_costs import Cost, op_kind
 from fusionviz.analysis.timing import latency_estimates
@@ -114,7 +115,20 @@ def what_if_caption(found: WhatIf | None) -> str:
         return "No eager run to estimate from."
     kernels = sum(len(c.kernels) for c in found.chains)
     fusion = (f"{len(found.chains)} chain{'s' if len(found.chains) != 1 else ''} of {kernels} memory-bound kernels "
-              f"could fuse, keeping {found.saved_bytes / 1e6:.1f} MB of round trips on chip (about "
+              f"could fuse, keeping {size_words(found.saved_bytes)} of round trips on chip (about "
               f"{found.fusion_saving_us:.1f} µs)") if found.chains else "no chain of memory-bound kernels to fuse"
     return (f"From eager's trace alone: {fusion}; a CUDA graph would close {found.idle_us:.1f} µs per call "
             f"of device idle time, leaving {found.kernel_time_us:.1f} µs of kernels.")
+
+
+def what_if_headline(found: WhatIf | None) -> Headline:
+    """The estimate (`what_if`) for reading aloud: what fusing eager's chains could save per call, what a CUDA
+    graph would close; the caption's sentence (`what_if_caption`) in the details."""
+    said = (what_if_caption(found),)
+    if found is None:
+        return Headline("No eager run to estimate from", "", said)
+    graph = f"A CUDA graph would close {micros(found.idle_us, read=True)} of idle time per call."
+    if not found.chains:
+        return Headline("Eager has no chain of memory-bound kernels to fuse", graph, said)
+    return Headline(f"Fusing eager's chains could save about {micros(found.fusion_saving_us, read=True)} per call",
+                    graph, said)

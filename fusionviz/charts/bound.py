@@ -1,12 +1,12 @@
-"""Host-bound or device-bound, per mode: the host's time per call (enqueueing it in the timing loop; `ladder.Bound`)
-beside the GPU's (the kernels' summed durations), and the timed latency. Where the host's bar is the
-longer, the GPU idles waiting for it: what no roofline shows."""
+"""Host-bound, device-bound or balanced, per mode (`bound.classify`): the host's time per call (enqueueing it in
+the timing loop; `bound.Bound`) beside the GPU's (the kernels' summed durations), and the timed latency. Where
+the host's bar is the longer, the GPU idles waiting for it: what no roofline shows."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from fusionviz.analysis.ladder import bounds
+from fusionviz.analysis.bound import bounds
 from fusionviz.analysis.report import Report
 from fusionviz.analysis.timing import latency_estimates
 from fusionviz.charts.registry import Asked
@@ -20,8 +20,7 @@ def bound_figure(session: Session, settings: ChartSettings = DEFAULT_SETTINGS) -
     found = bounds(session)
     latencies = latency_estimates(session)
     modes = list(found)
-    labels = [f"<b>{m}</b><br>{'host-bound' if found[m].host_bound else 'device-bound'}"
-              if found[m].host_bound is not None else f"<b>{m}</b>" for m in modes]
+    labels = [f"<b>{m}</b><br>{found[m].kind}" if found[m].kind else f"<b>{m}</b>" for m in modes]
     fig = go.Figure([
         go.Bar(y=labels, x=[found[m].host_us for m in modes], orientation="h", name="host: enqueueing one call (µs)",
                marker_color=HOST_COLOUR, hovertemplate="host %{x:.1f} µs per call<extra></extra>"),

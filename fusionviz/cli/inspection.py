@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from fusionviz.analysis.bound import bound_fields
 from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
 from fusionviz.analysis.job import job_report
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields
@@ -34,7 +35,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     "kernels", "busy_pct"}], "latency_ms", "speedup", "verdict"}]}`, and for a grid session `"cells": [{"dim",
     "batch", "node", "device", "error", "model", "mode", "speedup", "verdict", "eager_busy", "eager_kernels",
     "kernels"}]` (`_cells`) and its `crossover` sentence. Each run's `profiled_stretch`: how many times as long
-    its median profiled iteration ran as its median timed call (`Report.stretch`; null where untimed).
+    its median profiled iteration ran as its median timed call (`Report.stretch`; null where untimed), and its
+    `bound`: host-bound, device-bound or balanced, with the times it is judged from (`bound.bound_fields`).
 
 
     `kernels` lists one iteration's device kernels (the representative one) in launch order, `memory_ops` its
@@ -80,7 +82,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
         "source": source,
         "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
                  | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r),
-                                                   "profiled_stretch": report.stretch.get(r.mode)}
+                                                   "profiled_stretch": report.stretch.get(r.mode),
+                                                   "bound": bound_fields(report.bounds.get(r.mode))}
                  for r in session.runs],
         "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                            "matmul_tflops": dict(session.ceilings.matmul_tflops)},

@@ -72,9 +72,10 @@ def test_verdict_calls_no_clear_difference_when_the_interval_straddles_one() -> 
     assert vs.speedup.low < 1 < vs.speedup.high and vs.verdict == "no clear difference"
     assert vs.break_even_calls is None
     text = analyse(s).verdict
-    assert text.startswith("default shows no clear difference from eager here: its speedup ran "
-                           f"{vs.speedup.low:.2f}–{vs.speedup.high:.2f}x over 10 rounds in 1 process; one process")
+    assert text.startswith(f"default shows no clear difference from eager here: {vs.speedup.median:.2f}x "
+                           f"({vs.speedup.low:.2f}–{vs.speedup.high:.2f}x over 10 rounds in 1 process; one process")
     assert "so the interval straddles 1" in text and "No compiled mode is clearly faster" in text
+    assert analyse(s).headline.text.startswith("default: no clear difference. ")
 
 
 def test_two_processes_that_disagree_give_no_verdict() -> None:
@@ -122,16 +123,19 @@ def test_summary_table_has_every_column_and_a_row_per_mode() -> None:
 
 
 def test_verdict_names_the_cause_and_the_payback() -> None:
-    text = analyse(session(EAGER, FUSED, SLOW, ms=MS)).verdict
-    assert text.startswith("default is 2x faster than eager here (2.00–2.00x over 10 rounds in 2 processes): "
-                           "fusion cut the kernels from 3 to 2")
-    assert "launch-bound" not in text  # only said when it does not win
-    assert "Also: max-autotune-no-cudagraphs 2x slower (0.50–0.50x), 3 → 2 kernels." in text
-    assert f"pays back after {2.0e3 / 0.055:,.0f} calls" in text
+    report = analyse(session(EAGER, FUSED, SLOW, ms=MS))
+    text = report.verdict
+    assert text.startswith("default is faster than eager here: 2.00x (2.00–2.00x over 10 rounds in 2 processes). "
+                           "Fusion cut the kernels from 3 to 2.")
+    assert report.headline.text == "default: 2x faster. 3 kernels became 2"
+    assert "launch-bound" not in text  # a class of the one classification, or none
+    assert "Also: max-autotune-no-cudagraphs slower, 0.50x (0.50–0.50x), 3 → 2 kernels." in text
+    assert f"Fastest: default; its 2.0 s compile pays back after {2.0e3 / 0.055:,.0f} calls." in text
     slow_ms = {m: MS[m] for m in ("eager", "max-autotune-no-cudagraphs")}
-    slow_first = analyse(session(EAGER, SLOW, ms=slow_ms)).verdict
-    assert "2x slower than eager here" in slow_first and "launch-bound: the GPU is busy 18%" in slow_first
-    assert "No compiled mode is clearly faster" in slow_first
+    slow_first = analyse(session(EAGER, SLOW, ms=slow_ms))
+    assert slow_first.verdict.startswith("max-autotune-no-cudagraphs is slower than eager here: 0.50x")
+    assert slow_first.headline.text == "max-autotune-no-cudagraphs: 2x slower. 3 kernels became 2"
+    assert "No compiled mode is clearly faster" in slow_first.verdict
 
 
 def test_load_warnings_name_the_busy_processes() -> None:
@@ -177,7 +181,7 @@ def test_methodology_table_and_note() -> None:
     assert list(table.one_process) == pytest.approx([2.0, 0.10, 0.05, 3, 2])  # the first process alone
     assert list(table.proper) == pytest.approx([2.0, 0.11, 0.055, 3, 2])
     assert list(table.high[1:3]) == pytest.approx([0.12, 0.06])
-    assert "naive loop reports a 10.00× speedup. Measured properly in one process it is 2.00×" in methodology_note(
+    assert "naive loop reports a 10.00x speedup. Measured properly in one process it is 2.00x" in methodology_note(
         table, 2)
     untimed = analyse(session(EAGER))
     assert methodology_table(naive, untimed.session, untimed.latencies, untimed.speedups).empty

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from fusionviz.analysis.bytes_moved import CLAIM_PCT, size_words
+from fusionviz.analysis.headline import read_size
 from fusionviz.analysis.kernel_costs import no_flops_note
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.registry import VIEWS
-from fusionviz.charts.view_captions import bytes_caption
+from fusionviz.charts.view_captions import bytes_caption, bytes_headline
 from fusionviz.charts.views import scene_caption, view_figure
 from fusionviz.cli.inspection import inspect_report
 from fusionviz.records.files import open_path
@@ -61,7 +62,13 @@ def test_the_caption_gives_the_measured_figure_of_the_claim(pointwise: Report) -
     eager, default = inspected["eager"], inspected["default"]
     counted = 1 - default["measured_bytes_per_iteration"] / eager["measured_bytes_per_iteration"]
     assert counted * 100 >= CLAIM_PCT
-    caption = bytes_caption(pointwise, "default")
+    headline = bytes_headline(pointwise, "default")
+    # read aloud: the counted bytes, two figures each; the exact ones, estimated and counted, in the details
+    assert headline.text == (f"default: {read_size(eager['measured_bytes_per_iteration'])} → "
+                             f"{read_size(default['measured_bytes_per_iteration'])} moved per iteration")
+    assert headline.mechanism.startswith(f'"{CLAIM_PCT}% less memory traffic" holds; ')
+    assert bytes_caption(pointwise, "default") == headline.line
+    (caption,) = headline.details
     assert caption.startswith(
         f"default moves {counted:.0%} fewer bytes than eager ("
         f"{size_words(eager['bytes_per_iteration'])} → {size_words(default['bytes_per_iteration'])} estimated; "
@@ -77,7 +84,9 @@ def test_the_caption_gives_the_measured_figure_of_the_claim(pointwise: Report) -
 def test_a_mode_whose_bytes_are_half_known_is_not_judged(pointwise: Report) -> None:
     run = pointwise.bytes_moved.run("reduce-overhead")
     assert run is not None and run.known_pct < 90
-    assert "cannot be told" in bytes_caption(pointwise, "reduce-overhead")
+    headline = bytes_headline(pointwise, "reduce-overhead")
+    assert headline.text.startswith("reduce-overhead moves at least ") and "to tell whether" in headline.mechanism
+    assert "cannot be told" in headline.details[0]
 
 
 def test_the_mlp_scene_says_the_claim_does_not_hold(mlp: Report) -> None:
@@ -85,7 +94,8 @@ def test_the_mlp_scene_says_the_claim_does_not_hold(mlp: Report) -> None:
     scenes = {s.session: s for s in talk.scenes if s.view == "bytes"}
     assert scenes.keys() == {POINTWISE.name, MLP.name}
     scene = scenes[MLP.name]
-    caption = scene_caption(mlp, scene.caption, scene.view, scene.mode)
+    assert scene_caption(mlp, scene.caption, scene.view, scene.mode) == bytes_caption(mlp, scene.mode)
+    (caption,) = bytes_headline(mlp, scene.mode).details
     eager, default = mlp.bytes_moved.run("eager"), mlp.bytes_moved.run("default")
     assert eager is not None and default is not None and eager.estimated == default.estimated
     assert f"about as many bytes as eager by the estimate ({size_words(eager.estimated)} → " in caption
@@ -99,7 +109,7 @@ def test_a_plain_trace_without_shapes_says_why() -> None:
     report = analyse(trace_pair(eager, compiled))
     why = report.bytes_moved.why
     assert "record_shapes=True" in why and "kernel_num_gb" in why
-    assert bytes_caption(report, "default") == why
+    assert bytes_headline(report, "default").details == (why,)
     figure = view_figure(report, "bytes", mode="default")
     assert not figure.data  # no empty axes: the reason where the chart would be
     assert figure.layout.annotations[0].text.replace("<br>", " ") == why

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fusionviz.analysis.ladder import bounds, ladder, ladder_fields, why_words
+from fusionviz.analysis.bound import bounds
+from fusionviz.analysis.ladder import ladder, ladder_fields, why_words
 from fusionviz.analysis.report import analyse
 from fusionviz.records.session import ModeRun
 from tests.unit.factories import cpu, k, run, session
@@ -30,33 +31,39 @@ def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
           "default": [[0.160, 0.170, 0.165], [0.180, 0.178, 0.182]]}
     s = session(EAGER, GRAPHED, DEFAULT, REDUCE, ms=ms)
     found = bounds(s)
-    assert (found["eager"].host_us, found["eager"].gpu_us, found["eager"].host_bound) == (90.0, 50.0, True)
-    assert found["eager_cuda_graph"].host_bound is False and found["default"].gpu_us == 36.0
+    assert (found["eager"].host_us, found["eager"].gpu_us, found["eager"].kind) == (90.0, 50.0, "host-bound")
+    assert found["eager_cuda_graph"].kind == "device-bound" and found["default"].gpu_us == 36.0
     steps = {step.step: step for step in ladder(s)}
     assert list(steps) == ["eager → eager_cuda_graph", "eager_cuda_graph → reduce-overhead", "eager → default"]
     graph = steps["eager → eager_cuda_graph"]
     # every round, in both processes, is 50 µs faster: a change with no spread
     assert graph.delta_us is not None and graph.delta_us.median == pytest.approx(-50.0)
     assert graph.delta_us.low == pytest.approx(-50.0) and graph.delta_us.high == pytest.approx(-50.0)
-    assert graph.gpu_delta_us == 0.0 and "host side dominated" in graph.mechanism
+    assert graph.gpu_delta_us == 0.0 and "most of the change is host work" in graph.mechanism
     fusion = steps["eager_cuda_graph → reduce-overhead"]
     assert fusion.delta_us is not None and fusion.delta_us.median == pytest.approx(-10.0)
-    assert fusion.gpu_delta_us == pytest.approx(36.0 - 50.0) and "kernels dominated" in fusion.mechanism
+    assert fusion.gpu_delta_us == pytest.approx(36.0 - 50.0) and "most of the change is GPU time" in fusion.mechanism
     assert steps["eager → default"].delta_us.median == pytest.approx(60.0)  # type: ignore[union-attr]
     fields = ladder_fields(list(steps.values()))
     assert fields[0]["from"] == "eager" and fields[0]["to"] == "eager_cuda_graph"
     assert fields[0]["delta_us"] == {"median": pytest.approx(-50.0), "low": pytest.approx(-50.0),
                                      "high": pytest.approx(-50.0)}
-    # default: 0.100/0.160 ... paired by round; 36 µs of kernels against eager's 50: 28% less GPU time
+    # default: 36 µs of kernels against eager's 50: 28% less GPU time; 150 µs of host work against its 36 µs
     report = analyse(s)
-    why = why_words(s, report.latencies, report.speedups, "default")
-    assert why is not None and why.startswith("default is 0.6")
-    assert "its kernels take 28% less GPU time, but the GPU is busy 21% of the call" in why
-    assert "host-bound (150 µs of host work per call against 36 µs of GPU time): on the GPU alone it is 1.39x" in why
-    # the verdict leads with the compiled mode, not the graphed eager rung
+    why = why_words(report.bounds, report.busy, "default")
+    assert why[0] == "Its kernels take 28% less GPU time than eager's (50 µs → 36 µs per call)."
+    busy = report.busy["default"]
+    assert busy is not None
+    # no host time from the timing loop here: the profile's, which says so
+    assert why[1] == ("default is host-bound: 150 µs of host work per profiled iteration (the profiler's overhead "
+                      f"included) against 36 µs of GPU time, so the GPU is busy {busy:.0%} of the call.")
+    assert why[2].startswith("Eager is host-bound: 90 µs of host work per profiled iteration")
+    # the verdict leads with the compiled mode, not the graphed eager rung, and says each figure once, exactly
     text = report.verdict
-    assert text.startswith("default is 1.5x slower than eager") and why in text
-    assert why.endswith("a CUDA graph of eager alone is 1.78x.")  # the median of 2.0, 1.83, 1.91, 1.71, 1.74, 1.69
+    speedup = report.comparisons["default"].speedup.median
+    assert text.startswith(f"default is slower than eager here: {speedup:.2f}x (") and " ".join(why) in text
+    assert report.headline.text.startswith(f"default: {1 / speedup:.2g}x slower.")
+    assert f"{1 / speedup:.2g}x" not in text  # the rounded figure is the headline's, the exact one the details'
 
 
 def test_a_host_bound_step_covers_the_spread_between_processes() -> None:
@@ -80,7 +87,7 @@ def test_rungs_that_could_not_run_say_why() -> None:
     steps = ladder(s)
     assert [(x.step, x.not_applicable) for x in steps] == [("eager → default", None), (
         "eager → eager_cuda_graph", "no CUDA graphs on the CPU")]
-    assert bounds(s)["eager"].host_bound is None  # on the CPU the host is the device
+    assert bounds(s)["eager"].kind is None  # on the CPU the host is the device
 
 
 def test_host_time_comes_from_the_timing_loop_where_it_was_kept() -> None:
@@ -90,6 +97,8 @@ def test_host_time_comes_from_the_timing_loop_where_it_was_kept() -> None:
     # the host enqueued eager's calls in 30 µs each (the GPU took 50) and reduce-overhead's in 40 (the GPU 36)
     s.timing.processes[0].host_rounds = [{"eager": 0.030, "reduce-overhead": ms} for ms in (0.039, 0.040, 0.041)]
     found = bounds(s)
-    assert (found["eager"].host_us, found["eager"].host_bound) == (pytest.approx(30.0), False)
-    assert (found["reduce-overhead"].host_us, found["reduce-overhead"].host_bound) == (pytest.approx(40.0), True)
+    assert (found["eager"].host_us, found["eager"].kind) == (pytest.approx(30.0), "device-bound")
+    # p10 of 39, 40, 41 µs is 39.2: above the 36 µs of GPU time in every round
+    assert (found["reduce-overhead"].host_us, found["reduce-overhead"].kind) == (pytest.approx(40.0), "host-bound")
+    assert found["reduce-overhead"].host_low == pytest.approx(39.2)
     assert found["eager"].host_from == "timing"
