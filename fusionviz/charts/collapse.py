@@ -4,12 +4,14 @@ eager kernel to the compiled kernel that absorbed it; and the same as an animati
 from __future__ import annotations
 
 import math
+import re
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from fusionviz.analysis.links import LINK_WORDS, Collapse
-from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, ChartSettings, style
+from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, EDGE_PX, ChartSettings, style
 from fusionviz.records.kernels import KERNEL_CLASSES
 
 COLLAPSE_COLUMNS: dict[str, str] = {
@@ -69,7 +71,14 @@ def collapse_layout(collapse: Collapse) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 _Y_EAGER, _Y_COMPILED = 1.0, 0.0
-_ROLE_STYLE = {  # compiled-node outline: a fusion stands out, a kernel kept one-to-one (e.g. a GEMM) does not
+SIDE_SLOTS = 0.8  # room left of the first slot and right of the last, in slots
+NODE_EM = 2.4  # a node's side, in font sizes
+
+
+def _slots(nodes: pd.DataFrame) -> float:
+    """The x axis's width in slots: the last node's slot, and room on either side."""
+    return max(nodes.x.max() if len(nodes) else 0.0, 1.0) + 2 * SIDE_SLOTS
+_ROLE_STYLE: dict[str, dict[str, Any]] = {  # a node's outline: a fusion stands out, a kernel kept one-to-one does not
     "fusion": {"width": 3, "color": "black"},
     "kept": {"width": 1, "color": "#999999"},
     "new": {"width": 2, "color": BREAK_COLOUR},
@@ -84,18 +93,113 @@ def _node_labels(kernels: pd.DataFrame) -> list[str]:
             for ops, short in zip(kernels.fused_ops, kernels.short_name, strict=True)]
 
 
-def _label(name: str, settings: ChartSettings) -> str:
-    text = name.removeprefix("aten::")
-    return text if len(text) <= settings.label_chars else text[: settings.label_chars - 1] + "…"
+MAX_LINES = 3  # a node's label, at most; what does not fit is counted ("+2 more"), and the hover says it all
+_BREAKS = re.compile(r"(?<=[_<>,])|(?<=[a-z])(?=[A-Z])")  # where a name may wrap: after _ or a bracket, in camelCase
 
 
-def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str) -> go.Scatter:
+def node_label(label: str, kernel_class: str, chars: int) -> str:
+    """A node's label written to fit `chars` a line, in at most MAX_LINES lines (Plotly's <br>), its end kept:
+    the ops a fused kernel covers are the answer, so they wrap at their "+" rather than lose their tail to an
+    ellipsis. Written shorter first: "aten::" and the leading underscores of private ops go, and "native_"
+    (an implementation's prefix: `native_layer_norm` is layer_norm), `_shorter`. A single op longer than a line
+    wraps after an underscore; ops beyond MAX_LINES are counted ("+3 more"). A kernel's own name that needs more
+    than two lines (cuBLAS' `sm80_xmma_gemm_f32f32_…`) is labelled by its class; its hover carries the name."""
+    ops = [_shorter(part) for part in label.split("+")]
+    lines = _pack([piece for i, op in enumerate(ops) for piece in _pieces(op + "+" * (i < len(ops) - 1), chars)],
+                  chars)
+    if len(ops) == 1 and len(lines) > MAX_LINES - 1:
+        return kernel_class  # a library kernel's tile configuration: noise at the back of the room
+    for shown in range(len(ops), 0, -1):  # as many whole ops as fit, the rest counted
+        more = [f"{len(ops) - shown} more"] if shown < len(ops) else []
+        lines = _pack([piece for op in ops[:shown - 1] for piece in _pieces(op + "+", chars)]
+                      + _pieces(ops[shown - 1] + ("+" if more else ""), chars) + more, chars)
+        if len(lines) <= MAX_LINES:
+            return "<br>".join(lines)
+    return f"{len(ops)} ops"
+
+
+def _pack(pieces: list[str], chars: int) -> list[str]:
+    """Pieces joined into lines of at most `chars` (a piece longer than that stands on a line of its own)."""
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + len(piece) <= chars:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    return lines
+
+
+def _shorter(op: str) -> str:
+    """An op's name without what only its implementation needs: "aten::", a private op's leading underscore, the
+    "native_" prefix and the variant's suffix (`_native_batch_norm_legit_no_training` is batch_norm,
+    `_efficient_attention_forward` efficient_attention)."""
+    short = re.sub(r"_(legit(_no_training)?|forward)$", "", op.removeprefix("aten::").lstrip("_"))
+    return re.sub(r"^native_", "", short) or op
+
+
+def _pieces(op: str, chars: int) -> list[str]:
+    """An op in pieces of at most `chars`, cut after underscores and brackets where it is longer."""
+    if len(op) <= chars:
+        return [op]
+    pieces: list[str] = []
+    for word in _BREAKS.split(op):
+        if pieces and len(pieces[-1]) + len(word) <= chars:
+            pieces[-1] += word
+        else:
+            pieces.append(word)
+    return pieces
+
+
+def row_labels(row: pd.DataFrame, settings: ChartSettings, slots: float, above: bool) -> list[str]:
+    """The labels of one row of nodes (`node_label`), each written to fit the room to its nearest neighbour
+    (`slots` across the plot). Where a name cannot wrap into that room (18 eager kernels of a pointwise chain in
+    one row: "sigmoid" is wider than a slot), every other label moves one band out, `above` the row or below it,
+    so that each has two slots."""
+    xs = [float(x) for x in row.x]
+    gaps = [min([abs(x - other) for j, other in enumerate(xs) if j != i] or [slots]) for i, x in enumerate(xs)]
+
+    def fitted(widen: int) -> tuple[list[str], bool]:
+        labels, fits = [], True
+        for label, kernel_class, gap in zip(row.label, row.kernel_class, gaps, strict=True):
+            chars = min(settings.label_chars, settings.chars_across(slots / (gap * widen)))
+            text = node_label(label, kernel_class, chars)
+            labels.append(text)
+            fits = fits and all(len(line) <= chars for line in text.split("<br>"))
+        return labels, fits
+
+    labels, fits = fitted(1)
+    if fits:
+        return labels
+    labels, _ = fitted(2)
+    depth = max((label.count("<br>") + 1 for label in labels[::2]), default=0)
+    blank = "<br> " * depth if above else " <br>" * depth
+    return [label if i % 2 == 0 else (label + blank if above else blank + label) for i, label in enumerate(labels)]
+
+
+LINE_EM = 1.3  # a line of text's height, in font sizes
+
+
+def y_range(eager: list[str], compiled: list[str], settings: ChartSettings) -> list[float]:
+    """The y axis's range (eager's row at 1, the compiled one at 0) that leaves room for the longest label above
+    eager's row and below the compiled one, at the plot height `settings` lays a chart out at; never less than
+    -0.6 to 1.6."""
+    plot_px = settings.chart_px - (40 + EDGE_PX + settings.title_size + 2 * settings.font_size) - 40
+    line_px = LINE_EM * settings.font_size
+    above, below = ((NODE_EM / 2 + 0.5) * settings.font_size + line_px * max((t.count("<br>") + 1 for t in texts),
+                                                                               default=0)
+                    for texts in (eager, compiled))
+    total = 1 / max(1 - (above + below) / plot_px, 0.2)  # the range, in rows, such that the labels fit
+    return [min(-0.6, -below * total / plot_px), max(1.6, 1 + above * total / plot_px)]
+
+
+def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str, labels: list[str]
+                ) -> go.Scatter:
+    """One row of nodes with their labels (`row_labels`)."""
     return go.Scatter(
-        x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False,
-        text=[_label(n, settings) for n in nodes.label],
+        x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False, text=labels,
         textposition="top center" if y == _Y_EAGER else "bottom center",
         # Opacity set: Plotly dims markers whose sizes are an array (a bubble chart), as the animation's are.
-        marker={"symbol": "square", "size": settings.font_size * 2.4, "opacity": 1.0,
+        marker={"symbol": "square", "size": settings.font_size * NODE_EM, "opacity": 1.0,
                 "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
                 "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
                          "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
@@ -103,6 +207,21 @@ def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: st
         hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}, %{customdata[2]:.1f} µs<br>"
                       "%{customdata[3]}<br>%{customdata[4]}<extra></extra>",
     )
+
+
+# What each outline means, for the legend: every outline drawn on a node has its entry.
+OUTLINE_WORDS = {"fusion": "fused: several eager kernels in one", "new": "no eager counterpart",
+                 "unmatched": "eager kernel linked to none"}
+
+
+def _outline_legend(fig: go.Figure, roles: list[str]) -> None:
+    """One legend entry per outline the figure draws (a white square in that outline): the bold black of a
+    fusion, the red of a compiled kernel with no eager counterpart and of an eager kernel linked to none."""
+    for role, words in OUTLINE_WORDS.items():
+        if role in roles:
+            line = {"width": _ROLE_STYLE[role]["width"], "color": _ROLE_STYLE[role]["color"]}
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=words, hoverinfo="skip",
+                                     marker={"symbol": "square", "size": 14, "color": "white", "line": line}))
 
 
 def _class_legend(fig: go.Figure, classes: list[str]) -> None:
@@ -133,13 +252,15 @@ def collapse_figure(collapse: Collapse, settings: ChartSettings = DEFAULT_SETTIN
                                      name="fused into" if role == "fusion" else "kept as is",
                                      line={"color": "#333333" if role == "fusion" else "#AAAAAA", "width": 2,
                                            "dash": dash}))
-    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager"))
-    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, collapse.mode))
+    slots = _slots(nodes)
+    eager_labels, compiled_labels = row_labels(e, settings, slots, True), row_labels(c, settings, slots, False)
+    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager", eager_labels))
+    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels))
     _class_legend(fig, list(nodes.kernel_class))
-    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
-    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8])
+    _outline_legend(fig, list(nodes.role))
+    fig.update_xaxes(visible=False, range=[-SIDE_SLOTS, slots - SIDE_SLOTS])
     fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{collapse.mode}</b>"],
-                     range=[-0.6, 1.6], showgrid=False, zeroline=False)
+                     range=y_range(eager_labels, compiled_labels, settings), showgrid=False, zeroline=False)
     return style(fig, settings, f"{collapse.title} · {LINK_WORDS[collapse.links.kind]}", settings.chart_px)
 
 
@@ -167,17 +288,19 @@ def collapse_animation(collapse: Collapse, settings: ChartSettings = DEFAULT_SET
     c = nodes[nodes.side == "compiled"].reset_index(drop=True)
     target = links.groupby("eager_index").compiled_index.first().to_dict()
     end_x = [float(c.x[target[i]]) if i in target else float(e.x[i]) for i in range(len(e))]
-    size = settings.font_size * 2.4
+    size = settings.font_size * NODE_EM
+    slots = _slots(nodes)
+    eager_labels, compiled_labels = row_labels(e, settings, slots, True), row_labels(c, settings, slots, False)
 
     def state(t: float) -> list[go.Scatter]:
         move, merge = _ease(t / _MOVE_END), _ease((t - _MOVE_END) / (1 - _MOVE_END))
-        eager_trace = _node_trace(e, _Y_EAGER, settings, "eager")
+        eager_trace = _node_trace(e, _Y_EAGER, settings, "eager", eager_labels)
         eager_trace.x = [x0 + (x1 - x0) * move for x0, x1 in zip(e.x, end_x, strict=True)]
         eager_trace.y = [_Y_EAGER + (_Y_COMPILED - _Y_EAGER) * move if i in target else _Y_EAGER
                          for i in range(len(e))]
         eager_trace.marker.size = [size * (1 - merge) if i in target else size for i in range(len(e))]
         eager_trace.text = [n if t == 0 else "" for n in eager_trace.text]
-        compiled_trace = _node_trace(c, _Y_COMPILED, settings, collapse.mode)
+        compiled_trace = _node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels)
         compiled_trace.marker.size = size * (0.45 + 0.55 * merge)
         compiled_trace.marker.opacity = 0.25 + 0.75 * merge
         compiled_trace.text = [n if merge >= 1 else "" for n in compiled_trace.text]
@@ -188,10 +311,11 @@ def collapse_animation(collapse: Collapse, settings: ChartSettings = DEFAULT_SET
               for i, t in enumerate(times)]
     fig = go.Figure(data=state(0.0), frames=frames)
     _class_legend(fig, list(nodes.kernel_class))
-    width = max(nodes.x.max() if len(nodes) else 0.0, 1.0)
-    fig.update_xaxes(visible=False, range=[-0.8, width + 0.8], fixedrange=True)
+    _outline_legend(fig, list(nodes.role))
+    fig.update_xaxes(visible=False, range=[-SIDE_SLOTS, slots - SIDE_SLOTS], fixedrange=True)
     fig.update_yaxes(tickvals=[_Y_EAGER, _Y_COMPILED], ticktext=["<b>eager</b>", f"<b>{collapse.mode}</b>"],
-                     range=[-0.6, 1.6], showgrid=False, zeroline=False, fixedrange=True)
+                     range=y_range(eager_labels, compiled_labels, settings), showgrid=False, zeroline=False,
+                     fixedrange=True)
     frame_ms = 1000 * seconds / steps
 
     def play(what: object) -> dict[str, object]:

@@ -37,11 +37,17 @@ class ChartSettings:
     title_size: int = 16
     lane_px: int = 96  # height of one mode's block (kernel lane + CPU lane) on the timeline
     chart_px: int = 380  # height of the other charts
-    label_chars: int = 22  # kernel names longer than this are cut in box labels
+    label_chars: int = 22  # a box label's line, in characters at most (longer labels wrap)
+    plot_px: int = 1100  # the width a chart's plot is laid out for (the lab's column), where a figure must know it
 
     @classmethod
     def presentation(cls) -> ChartSettings:
-        return cls(font_size=22, title_size=30, lane_px=115, chart_px=640, label_chars=16)
+        return cls(font_size=22, title_size=30, lane_px=115, chart_px=640, label_chars=16, plot_px=1670)
+
+    def chars_across(self, slots: float) -> int:
+        """How many characters of the figure's font fit in one of `slots` equal columns of the plot (at
+        CHAR_EM of the font size a character, Arial's average with room to spare)."""
+        return max(6, int(self.plot_px / max(slots, 1.0) / (CHAR_EM * self.font_size)))
 
 
 DEFAULT_SETTINGS = ChartSettings()
@@ -52,6 +58,7 @@ DEFAULT_SETTINGS = ChartSettings()
 # without it, in a wider fallback, so the longest y label ran off the left edge.
 FONT_FAMILY = "Arial, 'Liberation Sans', Helvetica, sans-serif"
 EDGE_PX = 12  # room between the picture's edge and the title or the y labels
+CHAR_EM = 0.6  # a character's width, in font sizes, where a figure estimates the room text takes
 
 
 def _styled(settings: ChartSettings, title: str, height: int) -> tuple[dict[str, Any], dict[str, Any]]:

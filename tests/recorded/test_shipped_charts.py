@@ -1,6 +1,7 @@
-"""Every shipped session's waterfall and roofline, read from the figure as drawn (Plotly JSON): the waterfall's
-rungs in the ladder's order with the side branch labelled and nothing below zero; the roofline a roofline only
-where FLOPs are counted, and no dot above its roof without a ring and a note."""
+"""Every shipped session's waterfall, roofline and collapse views, read from the figure as drawn (Plotly JSON): the
+waterfall's rungs in the ladder's order with the side branch labelled and nothing below zero; the roofline a
+roofline only where FLOPs are counted, and no dot above its roof without a ring and a note; the collapse's labels
+whole (wrapped to their slot, never cut) and every outline in the legend."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from fusionviz.analysis.kernel_costs import memory_roof
 from fusionviz.analysis.ladder import MAIN_LADDER, SIDE_LADDER
 from fusionviz.analysis.report import Report, analyse
+from fusionviz.charts.collapse import OUTLINE_WORDS, collapse_figure, collapse_layout
 from fusionviz.charts.roofline import ABOVE_COLOUR, BANDWIDTH, ROOFLINE, above_note, roofline_dots
-from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.style import CHAR_EM, ChartSettings
 from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.charts.waterfall import MAIN_BRANCH, SIDE_BRANCH
 from fusionviz.records.files import open_path
@@ -88,3 +90,30 @@ def test_a_roofline_only_where_flops_are_counted_and_no_dot_above_its_roof_unsai
             assert any(p == pytest.approx(point) for p in ringed), d
     if any(d.above for d in dots):
         assert above_note(dots).replace("<br>", " ")[:60] in notes
+
+
+def test_collapse_labels_are_never_cut_nor_overlap_and_every_outline_is_in_the_legend(report: Report) -> None:
+    settings = ChartSettings.presentation()
+    # the densest collapse of the session (most kernels in a row): a figure takes about 0.1 s to build
+    shown = sorted(report.collapses.items(), key=lambda item: -max(len(item[1].eager), len(item[1].compiled)))
+    for mode, collapse in shown[:1]:
+        fig = collapse_figure(collapse, settings)
+        nodes, _ = collapse_layout(collapse)
+        px_per_slot = settings.plot_px / (fig.layout.xaxis.range[1] - fig.layout.xaxis.range[0])
+        rows = [t for t in fig.data if t.mode == "markers+text"]
+        assert sum(len(t.text) for t in rows) == len(nodes), mode
+        for row in rows:
+            placed = []
+            for x, label in zip(row.x, row.text, strict=True):
+                lines = [line for line in label.split("<br>") if line.strip()]
+                assert "…" not in label and "..." not in label, (mode, label)
+                assert all(len(line) <= settings.label_chars for line in lines), (mode, label)
+                band = label.startswith(" <br>") or label.endswith("<br> ")  # moved a band out
+                placed.append((x, max(len(line) for line in lines) * CHAR_EM * settings.font_size, band))
+            # labels on one band never run into each other (at the width the slide lays the plot out at)
+            for i, (x, width, band) in enumerate(placed):
+                for x2, width2, band2 in placed[i + 1:]:
+                    if band == band2:
+                        assert abs(x2 - x) * px_per_slot >= (width + width2) / 2, (mode, x, x2)
+        legend = {t.name for t in fig.data if t.showlegend is not False}
+        assert {OUTLINE_WORDS[r] for r in nodes.role if r in OUTLINE_WORDS} <= legend, mode

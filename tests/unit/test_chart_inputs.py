@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from fusionviz.analysis.report import Report, analyse
-from fusionviz.charts.collapse import collapse_figure, collapse_layout
+from fusionviz.charts.collapse import OUTLINE_WORDS, collapse_figure, collapse_layout, node_label
 from fusionviz.charts.latency import (
     BUSY_CAP,
     latency_figure,
@@ -156,3 +156,29 @@ def test_busy_stops_at_100_percent_and_a_missing_break_even_says_why() -> None:
     assert list(note.y) == ["default"] and list(note.text) == ["never: slower than eager"]
     clear = timed({"eager": MS["eager"], "default": [[0.03, 0.03, 0.03]]})
     assert missing_break_even(clear) == {}  # it pays back: a bar, no note
+
+
+def test_a_node_label_wraps_and_keeps_its_end() -> None:
+    # the cut labels: "addmm+mul+opaqu…" hid the op the scene asks about, "native_layer_no…" the norm
+    assert node_label("addmm+mul+opaque+swish+tanh", "triton_pointwise", 16).split("<br>") == [
+        "addmm+mul+", "opaque+swish+", "tanh"]
+    assert node_label("native_layer_norm", "aten", 16) == "layer_norm"  # written shorter, not cut
+    assert node_label("_native_batch_norm_legit_no_training+convolution+relu", "triton", 16).split("<br>") == [
+        "batch_norm+", "convolution+relu"]
+    assert node_label("_efficient_attention_forward", "aten", 12) == "efficient_<br>attention"
+    # more ops than three lines hold: the rest counted, never an ellipsis
+    many = node_label("add+addmm+exp+gelu+mean+mul+prepare+softmax+online+sub", "triton", 12).split("<br>")
+    assert len(many) == 3 and many[-1].endswith("more") and "…" not in "".join(many)
+    shown = "".join(many).rsplit("+", 1)[0].split("+")
+    assert len(shown) + int(many[-1].split("+")[-1].split()[0]) == 10
+    # a library kernel's tile configuration does not help a room: its class, the name in the hover
+    assert node_label("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8", "gemm", 16) == "gemm"
+
+
+def test_every_outline_the_collapse_draws_has_a_legend_entry() -> None:
+    fig = collapse_figure(collapse_of(EAGER, COMPILED))  # a fusion (bold) and a new kernel (red) among them
+    legend = {t.name for t in fig.data if t.showlegend is not False}
+    nodes, _ = collapse_layout(collapse_of(EAGER, COMPILED))
+    drawn = {r for r in nodes.role if r in OUTLINE_WORDS}
+    assert drawn == {"fusion", "new"} and {OUTLINE_WORDS[r] for r in drawn} <= legend
+    assert OUTLINE_WORDS["unmatched"] not in legend  # no eager kernel is linked to none here: no entry
