@@ -172,7 +172,7 @@ def bound_headline(found: dict[str, Bound]) -> Headline:
         return Headline("No mode was profiled")
     if all(b.kind is None for b in found.values()):
         return Headline("On the CPU the host runs the kernels itself",
-                        "No mode waits for a device, so none is host- or device-bound.")
+                        "There is no device to wait for: each mode's time is the CPU's own.")
     groups = {kind: [m for m, b in found.items() if b.kind == kind] for kind in KINDS}
     named = [kind for kind in KINDS if groups[kind]]
     text = ". ".join(f"{kind.capitalize()}: {', '.join(groups[kind])}" for kind in named)

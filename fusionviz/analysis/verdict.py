@@ -11,7 +11,7 @@ from fusionviz.analysis.bound import Bound, bound_mechanism, bound_sentence, bou
 from fusionviz.analysis.headline import WORDS, Headline, count_words, exact_times, rate_words, read_size, word_count
 from fusionviz.analysis.ladder import why_words
 from fusionviz.analysis.summary import Comparison
-from fusionviz.analysis.timing import Estimate, paired_speedup, verdict_of
+from fusionviz.analysis.timing import NEGLIGIBLE, TOO_WIDE, Estimate, paired_speedup, verdict_of
 from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
 from fusionviz.records.session import ModeRun, Session
 
@@ -103,14 +103,23 @@ def _kernel_sentence(k_eager: float, k_compiled: float) -> str:
     return f"The kernel count is unchanged ({count_words(k_eager, 'kernel')})."
 
 
+def unclear_words(s: Estimate) -> str:
+    """Why a speedup interval is no clear difference (`timing.verdict_of`): it straddles 1, it is too wide to
+    call, or the difference it shows is too small to act on."""
+    if s.high / s.low > TOO_WIDE:
+        return "the spread is too wide to call"
+    if s.low <= 1 <= s.high:
+        return "the interval straddles 1"
+    return f"a difference under {NEGLIGIBLE:.0%} is none to act on"
+
+
 def _result_sentence(mode: str, vs: Comparison) -> str:
     """The mode's speedup with its interval: "default is faster than eager here: 10.00x (8.67–12.19x over 30
     rounds in 3 processes)."""
     s = vs.speedup
     exact = f"{exact_times(s.median)} ({spread_words(s)})"
     if vs.verdict == "no clear difference":
-        why = "the interval straddles 1" if s.low <= 1 <= s.high else "the spread is too wide to call"
-        return f"{mode} shows no clear difference from eager here: {exact}, so {why}."
+        return f"{mode} shows no clear difference from eager here: {exact}, so {unclear_words(s)}."
     return f"{mode} is {vs.verdict} than eager here: {exact}."
 
 

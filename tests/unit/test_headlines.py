@@ -156,3 +156,31 @@ def test_methodology_shows_a_dash_where_a_count_has_no_spread() -> None:
     assert all(isinstance(c, str) and c not in ("None", "nan") for c in cells)
     assert list(found.shown.iloc[3]) == ["eager, kernels", "9", "18", NONE, "18", NONE]
     assert list(found.shown.iloc[0])[1:3] == ["10.00x", "8.00x"]
+
+
+def test_every_view_of_a_cpu_session_has_a_headline_within_its_budgets() -> None:
+    """On the CPU no mode has a class: no view says one, and none breaks the grammar's budgets."""
+    from fusionviz.charts.registry import VIEWS
+    from fusionviz.charts.view_captions import view_headline
+    from fusionviz.charts.views import view_problem
+
+    ms = {"eager": [[0.80] * 5, [0.82] * 5], "default": [[0.40] * 5, [0.41] * 5]}
+    report = analyse(session(EAGER, FUSED, ms=ms, device_kind="cpu"))
+    assert report.bounds["default"].kind is None
+    shown = [(name, view_headline(report, name)) for name in VIEWS if view_problem(report, name) is None]
+    assert len(shown) >= 8
+    for name, headline in [("session", report.headline), *shown]:
+        assert headline.text and not headline.problems(), (name, headline)
+        said = " ".join((headline.text, headline.mechanism, *headline.details)).lower()
+        assert not any(term in said for term in ("host-bound", "device-bound", "balanced")), (name, said)
+    assert report.headline.text == "default: 2x faster. 18 kernels became 1"
+
+
+def test_a_sure_but_tiny_difference_is_not_called_too_wide() -> None:
+    """The verdict called 0.98–0.99x "too wide to call": it is narrow, and too small a difference to act on."""
+    ms = {"eager": [[1.00] * 10], "default": [[1.01, 1.015, 1.012, 1.011, 1.013, 1.01, 1.014, 1.012, 1.011, 1.01]]}
+    report = analyse(session(EAGER, FUSED, ms=ms))
+    s = report.comparisons["default"].speedup
+    assert report.comparisons["default"].verdict == "no clear difference" and s.high < 1
+    assert report.verdict.startswith(f"default shows no clear difference from eager here: {s.median:.2f}x (")
+    assert "so a difference under 3% is none to act on." in report.verdict and "too wide" not in report.verdict
