@@ -64,7 +64,6 @@ class Scheduler:
 
     def __init__(self, settings: Settings = Settings()) -> None:
         self.settings = settings
-        self.started = time.monotonic()
         self._changed = threading.Condition()
         self._tasks: list[_Task] = []
         self._order = itertools.count()
@@ -131,7 +130,7 @@ class Scheduler:
             if task.quiet and not quiet:
                 continue
             if task.ready not in asked:
-                asked[task.ready] = task.ready()
+                asked[task.ready] = _asked(task)
             if asked[task.ready]:
                 self._tasks.remove(task)
                 return task
@@ -149,6 +148,15 @@ class Scheduler:
                 task.work()
             except Exception:
                 log.warning("%s could not be made ahead", task.name, exc_info=True)
+
+
+def _asked(task: _Task) -> bool:
+    """Whether the task's own gate is open; one that cannot say lets it go (its work then says what failed)."""
+    try:
+        return task.ready()
+    except Exception:
+        log.warning("the gate of %s could not say", task.name, exc_info=True)
+        return True
 
 
 @cache

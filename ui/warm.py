@@ -21,12 +21,14 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from fusionviz.measure.service import Ticket
 from ui.background import Priority, Scheduler, scheduler
+
+if TYPE_CHECKING:  # imported with the first page, not with the server
+    from fusionviz.measure.service import Ticket
 
 
 class WarmUp:

@@ -79,3 +79,14 @@ def test_a_task_that_fails_is_logged_and_the_next_one_runs(caplog: pytest.LogCap
     scheduler.submit(Priority.LIBRARY, "next", lambda: done.append("next"), quiet=False)
     assert scheduler.drain(timeout=5) and done == ["next"]
     assert "broken could not be made ahead" in caplog.text
+
+
+def test_a_gate_that_cannot_say_lets_its_task_go(caplog: pytest.LogCaptureFixture) -> None:
+    scheduler, done = Scheduler(FAST), []
+
+    def broken() -> bool:
+        raise RuntimeError("no answer")
+
+    scheduler.submit(Priority.STORY, "gated", lambda: done.append("gated"), ready=broken, quiet=False)
+    assert scheduler.drain(timeout=5) and done == ["gated"]
+    assert "the gate of gated could not say" in caplog.text

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
-from plotly.io.json import to_json_plotly
 
 import ui.web.selectors as ST
 from ui.web.presentation import PRESENTING, presenting
@@ -60,6 +59,8 @@ class Presented:
 
     @classmethod
     def of(cls, layout: dict[str, Any], config: dict[str, Any]) -> Presented:
+        from plotly.io.json import to_json_plotly  # with the first page, not with the server (app.py imports this)
+
         return cls(to_json_plotly(layout), config)
 
 
