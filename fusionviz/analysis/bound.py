@@ -56,14 +56,15 @@ class Bound:
     the CPU, where the host runs the kernels itself). `host_us` is the median, `host_low`–`host_high` the
     p10–p90 of the host's time per call over every timing round (`host_from` "timing"); in sessions recorded
     before it was kept and in plain traces, of when the host finished launching each profiled iteration's work
-    (`host_from` "profile": the profiler's overhead included, which overstates it). `gpu_us` is the kernels'
-    summed durations per profiled iteration."""
+    (`host_from` "profile": the profiler's overhead included, which overstates it), cut to the timed call's
+    median where the session timed one (`host_from` "capped": the host cannot take longer to enqueue a call
+    than the call takes). `gpu_us` is the kernels' summed durations per profiled iteration."""
 
     mode: str
     host_us: float
     gpu_us: float
     kind: BoundKind | None
-    host_from: Literal["timing", "profile"] = "timing"
+    host_from: Literal["timing", "profile", "capped"] = "timing"
     host_low: float = 0.0
     host_high: float = 0.0
 
@@ -100,19 +101,35 @@ def host_time_us(run: ModeRun) -> float:
 def bounds(session: Session) -> dict[str, Bound]:
     """Each profiled mode's host and GPU time per call, and its class (`classify`)."""
     on_gpu = session.environment.device_kind == "cuda"
-    timed = _host_timing(session)
+    timed, calls = _host_timing(session), _call_us(session)
     found = {}
     for run in session.runs:
         if run.ok and run.summary is not None:
             gpu = gpu_time_us(run)
+            source: Literal["timing", "profile", "capped"] = "timing"
             if run.mode in timed:
                 low, host, high = timed[run.mode]
             else:
                 low, _, high = _quantiles(host_ends_us(run) or [0.0])
-                host = host_time_us(run)
-            found[run.mode] = Bound(run.mode, host, gpu, classify(low, high, gpu, on_gpu),
-                                    "timing" if run.mode in timed else "profile", low, high)
+                host, source = host_time_us(run), "profile"
+                call = calls.get(run.mode)
+                if call is not None and high > call:
+                    low, host, high, source = min(low, call), min(host, call), call, "capped"
+            found[run.mode] = Bound(run.mode, host, gpu, classify(low, high, gpu, on_gpu), source, low, high)
     return found
+
+
+def _call_us(session: Session) -> dict[str, float]:
+    """Each timed mode's median µs per call: over every timing round of every process, else (schema 1) its own
+    latency."""
+    values: dict[str, list[float]] = {}
+    for p in session.timing.processes if session.timing else []:
+        if p.error is None:
+            for round_ in p.rounds:
+                for mode, ms in round_.items():
+                    values.setdefault(mode, []).append(ms * 1e3)
+    found = {mode: _quantiles(v)[1] for mode, v in values.items()}
+    return found or {r.mode: r.latency.median_ms * 1e3 for r in session.runs if r.latency is not None}
 
 
 def _host_timing(session: Session) -> dict[str, tuple[float, float, float]]:
@@ -142,7 +159,8 @@ def bound_sentence(b: Bound, busy: float | None = None) -> str:
     time, so the GPU is busy 52% of the call." The CPU's modes have no class: that is said instead."""
     if b.kind is None:
         return f"{b.mode} runs on the CPU, which runs its kernels itself: no device waits for the host."
-    per = "per call" if b.host_from == "timing" else "per profiled iteration (the profiler's overhead included)"
+    per = {"timing": "per call", "profile": "per profiled iteration (the profiler's overhead included)",
+           "capped": "per call (profiled, and cut to the timed call's length)"}[b.host_from]
     spread = (f" ({micros(b.host_low).removesuffix(' µs')}–{micros(b.host_high)}, p10–p90)"
               if b.kind == "balanced" and micros(b.host_low)[-2:] == micros(b.host_high)[-2:] else "")
     busy_words = f", so the GPU is busy {min(busy, 1.0):.0%} of the call" if busy is not None else ""

@@ -316,5 +316,6 @@ def roofline_headline(caption: str, eager: ModeRun | None, focus: ModeRun | None
         return Headline("No kernel shown has a measured ceiling", "", said)
     pct, name, mode = best
     short = name if len(name) <= 32 else f"{name[:31]}…"
-    return Headline(f"Closest to its ceiling: {short} ({mode}), {pct:.0f}%", "", said)
+    where = "Above its measured ceiling" if pct > 100 else "Closest to its ceiling"
+    return Headline(f"{where}: {short} ({mode}), {pct:.0f}%", "", said)
 

@@ -86,7 +86,7 @@ def micros(us: float, read: bool = False) -> str:
     figures = 2 if read else 3
     if abs(us) < 999.5:
         return f"{sig(us, figures)} µs"
-    return f"{sig(us / 1e3, figures)} ms"
+    return f"{f'{us / 1e3:#.{figures}g}'.rstrip('.')} ms"  # "1.00 ms", not "1 ms": its figures kept
 
 
 def size_words(n: float) -> str:

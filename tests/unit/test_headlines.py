@@ -184,3 +184,14 @@ def test_a_sure_but_tiny_difference_is_not_called_too_wide() -> None:
     assert report.comparisons["default"].verdict == "no clear difference" and s.high < 1
     assert report.verdict.startswith(f"default shows no clear difference from eager here: {s.median:.2f}x (")
     assert "so a difference under 3% is none to act on." in report.verdict and "too wide" not in report.verdict
+
+
+def test_a_profiled_host_time_is_cut_to_the_timed_call() -> None:
+    """Without the timing loop's host time, the profile's (60 µs for eager here, the profiler's overhead in it)
+    cannot exceed the timed call (0.05 ms): the host enqueues a call within it."""
+    s = session(EAGER, FUSED, ms={"eager": [[0.05] * 5], "default": [[0.10] * 5]})
+    found = bounds(s)
+    assert (found["eager"].host_from, found["eager"].host_us, found["eager"].host_high) == (
+        "capped", pytest.approx(50.0), pytest.approx(50.0))
+    assert (found["default"].host_from, found["default"].host_us) == ("profile", pytest.approx(70.0))
+    assert "per call (profiled, and cut to the timed call's length)" in bound_sentence(found["eager"])
