@@ -1,5 +1,6 @@
 """A crossover grid read as a table and a sentence: where compiling wins, loses, or makes no clear
-difference, with how busy eager keeps the device in each cell (the launch-bound corner is where it loses)."""
+difference, with how busy eager keeps the device in each cell (the corner where the device idles between eager's
+kernels is where it loses)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ GRID_COLUMNS: dict[str, str] = {
     "speedup_low": "its p10",
     "speedup_high": "its p90",
     "verdict": "faster, slower, no clear difference; 'error' when the cell did not run",
-    "eager_busy": "eager's kernel time per iteration / its median latency (0–1): low means launch-bound",
+    "eager_busy": "eager's kernel time per iteration / its median latency (0–1): low means the device idles between "
+                  "kernels, waiting for the host",
     "eager_kernels": "eager's kernels per iteration",
     "kernels": "the mode's kernels per iteration",
 }

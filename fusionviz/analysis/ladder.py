@@ -53,8 +53,8 @@ class Delta:
 
 @dataclass(frozen=True)
 class Step:
-    """One rung of a ladder: `source` → `target`, its change, the GPU's share of it, and a sentence on what
-    dominated. `not_applicable` (a reason) for a rung that could not run; its figures are None then."""
+    """One rung of a ladder: `source` → `target`, its change, the GPU's share of it, and a sentence on which side
+    most of the change is on. `not_applicable` (a reason) for a rung that could not run; its figures are None then."""
 
     step: str
     source: str
