@@ -1,6 +1,8 @@
 """The crossover grid as a heat map: the compiled mode's speedup against eager at every hidden dim × batch,
-green where it is clearly faster, red where clearly slower, neutral where there is no clear difference,
-with eager's device-busy fraction as contour lines (the launch-bound corner is where compiling loses)."""
+green where it is clearly faster, red where clearly slower, neutral where there is no clear difference, and
+under each cell's speedup the share of the call eager keeps the device busy, as measured in that cell (the
+launch-bound corner is where compiling loses). Only what was measured is drawn: contours interpolated
+between the cells ran through the cells' own figures and claimed values no cell measured."""
 
 from __future__ import annotations
 
@@ -26,21 +28,21 @@ def _label(verdict: object, speedup: float) -> str:
 
 def grid_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> go.Figure:
     """Cells coloured by log2 of the speedup where the verdict is clear (no clear difference is neutral),
-    each labelled with its median; `customdata` holds (dim, batch) so a click can open the cell."""
+    each labelled with its median and eager's busy share there; `customdata` holds (dim, batch) so a click can
+    open the cell."""
     assert report.grid is not None, "a grid figure is drawn of a grid session"
     table, grid = report.grid.table, report.session.grid
     dims, batches = (grid.dims, grid.batches) if grid else ([], [])
     z = np.full((len(batches), len(dims)), np.nan)
     text = np.full((len(batches), len(dims)), "", dtype=object)
-    busy = np.full((len(batches), len(dims)), np.nan)
     for row in table.itertuples():
         i, j = batches.index(int(row.batch)), dims.index(int(row.dim))
         if row.verdict in ("faster", "slower"):
             z[i, j] = math.log2(row.speedup)
         elif row.verdict == "no clear difference":
             z[i, j] = 0.0
-        text[i, j] = _label(row.verdict, row.speedup)
-        busy[i, j] = 100 * float(row.eager_busy)  # NaN (a cell that did not run) stays NaN
+        busy = float(row.eager_busy)  # NaN where the cell did not run
+        text[i, j] = _label(row.verdict, row.speedup) + (f"<br>busy {100 * busy:.0f}%" if busy == busy else "")
     reach = max(1.0, float(np.nanmax(np.abs(z)))) if np.isfinite(z).any() else 1.0
     custom: list[list[Any]] = [[[d, b] for d in dims] for b in batches]
     scale = [[0.0, VERDICT_COLOURS["slower"]], [0.5, NEUTRAL], [1.0, VERDICT_COLOURS["faster"]]]
@@ -50,16 +52,11 @@ def grid_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -> g
         textfont={"size": settings.font_size}, customdata=custom, xgap=2, ygap=2,
         colorbar={"title": {"text": "speedup"}, "tickvals": [-reach, 0, reach],
                   "ticktext": [f"{2 ** -reach:.2g}×", "1×", f"{2 ** reach:.2g}×"]},
-        hovertemplate="dim %{customdata[0]} × batch %{customdata[1]}<br>%{text}<extra></extra>"))
-    if np.isfinite(busy).sum() >= 4:
-        fig.add_trace(go.Contour(
-            x=list(range(len(dims))), y=list(range(len(batches))), z=busy, showscale=False, hoverinfo="skip",
-            contours={"coloring": "none", "showlabels": True, "start": 10, "end": 90, "size": 20,
-                      "labelfont": {"size": settings.font_size - 2, "color": "#333333"}},
-            line={"color": "#333333", "width": 1.5, "dash": "dot"}, name="eager: device busy %"))
+        hovertemplate="dim %{customdata[0]} × batch %{customdata[1]}<br>%{text} (eager's device busy share)"
+                      "<extra></extra>"))
     fig.update_xaxes(title_text="hidden dim", tickvals=list(range(len(dims))), ticktext=[str(d) for d in dims])
     fig.update_yaxes(title_text="batch", tickvals=list(range(len(batches))), ticktext=[str(b) for b in batches])
     c = report.session.config
     title = (f"Where {report.grid.mode} pays off: {c.model}, {c.dtype} "
-             "(dotted: % of the time eager keeps the device busy)")
+             "(in each cell: the speedup; under it, how busy eager keeps the device)")
     return style(fig, settings, title, max(settings.chart_px, 140 + 70 * len(batches)))

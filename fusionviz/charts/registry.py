@@ -130,7 +130,7 @@ VIEWS: dict[str, View] = {
                   "timing", _chart("bound:draw_bound"), _words("bound_caption")),
     "what_if": View("What if", "what compiling could save, estimated from eager's trace, beside what it did",
                     "timing", _chart("what_if:draw_what_if"), _words("what_if_caption")),
-    "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share as contours",
+    "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share in each cell",
                  "grid", _chart("views:draw_grid"), _words("grid_caption")),
 }
 

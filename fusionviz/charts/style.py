@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +89,25 @@ def style(fig: go.Figure, settings: ChartSettings, title: str, height: int) -> g
     fig.update_layout(**layout)
     fig.update_xaxes(**axis)
     fig.update_yaxes(**axis)
+    fit_axis_titles(fig, settings.font_size, settings.plot_px)
     return fig
+
+
+def fit_axis_titles(fig: go.Figure, font_size: int, plot_px: int | None) -> None:
+    """Each axis title written on as many lines as its axis needs. A title longer than its axis runs past the
+    plot, into the chart's title or off the picture (the Trace explorer's "kernel µs per iteration (every stream
+    added, memory operations out)" on a 380 px chart). The room: a y axis's share of the plot's height (the
+    figure's height less its margins); an x axis's share of `plot_px` (None: x titles are left as they are)."""
+    margin = fig.layout.margin
+    plot_h = (fig.layout.height or 0) - (margin.t or 0) - (margin.b or 0)
+    per_char = CHAR_EM * font_size
+    for axes, length in ((fig.select_yaxes(), plot_h), (fig.select_xaxes(), plot_px or 0)):
+        for axis in axes if length > 0 else ():
+            text = axis.title.text
+            low, high = axis.domain or (0.0, 1.0)
+            chars = max(8, int(length * (high - low) / per_char))
+            if text and len(text.replace("<br>", " ")) > chars:
+                axis.title.text = "<br>".join(textwrap.wrap(text.replace("<br>", " "), chars))
 
 
 def restyled_layout(fig: go.Figure, settings: ChartSettings, height: int) -> dict[str, Any]:
@@ -115,6 +134,8 @@ def _merged(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
 VERDICT_COLOURS: dict[str, str] = {"faster": "#54A24B", "slower": "#E45756", "no clear difference": "#A8B3BF"}
 EAGER_COLOUR = "#7F7F7F"
 
+LEGEND_BELOW_PX = 110  # `legend_below`'s bottom margin
+
 # One fixed colour per strategy, so a strategy looks the same in every sweep figure.
 STRATEGY_COLOURS: dict[str, str] = {
     "static": "#E45756",
@@ -128,7 +149,8 @@ FALLBACK_COLOUR = "#000000"
 
 def legend_below(fig: go.Figure) -> go.Figure:
     """Legend under the x axis: five strategies wrap to two lines, which would cover a half-width title."""
-    fig.update_layout(legend={"yanchor": "top", "y": -0.22}, margin={"b": 110})
+    fig.update_layout(legend={"yanchor": "top", "y": -0.22}, margin={"b": LEGEND_BELOW_PX})
+    fit_axis_titles(fig, fig.layout.font.size or DEFAULT_SETTINGS.font_size, None)  # the plot is shorter now
     return fig
 
 

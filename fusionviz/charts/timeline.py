@@ -27,6 +27,7 @@ from fusionviz.analysis.summary import drawable_runs
 from fusionviz.charts.customdata import Fields
 from fusionviz.charts.style import (
     BREAK_COLOUR,
+    CHAR_EM,
     CLASS_COLOURS,
     CPU_COLOURS,
     DEFAULT_SETTINGS,
@@ -119,7 +120,8 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
         fig = _large_figure(session, bars, lanes, window)
     else:
         fig = _svg_figure(session, bars)
-    _add_latencies(fig, latency_marks(lanes, bars, latencies or {}), settings.font_size - 3)
+    marks = latency_marks(lanes, bars, latencies or {})
+    _add_latencies(fig, marks, settings.font_size - 3)
     bottom = max(lane.y for lane in lanes) if lanes else 0.0
     fig.update_yaxes(tickvals=[lane.y for lane in lanes], ticktext=[lane.label for lane in lanes],
                      autorange="reversed", showgrid=False, zeroline=False, range=[bottom + 0.5, -0.6])
@@ -127,6 +129,8 @@ def timeline_figure(session: Session, bars: pd.DataFrame, settings: ChartSetting
                      rangemode="tozero")
     if window is not None and len(bars) > SVG_BARS:
         fig.update_xaxes(range=list(window), rangemode="normal")
+    elif (end := label_room(bars, marks, settings.font_size - 3, settings.plot_px)) is not None:
+        fig.update_xaxes(range=[0, end])
     # Zoomed out, a box drawn on the chart asks for the kernels in it (`select`); once each kernel can be clicked
     # a box zooms in the browser and a click selects a kernel (Streamlit ignores clicks while boxes select).
     fig.update_layout(barmode="overlay", bargap=0, clickmode="event+select",
@@ -243,9 +247,31 @@ def _add_latencies(fig: go.Figure, marks: pd.DataFrame, font_size: int) -> None:
                                                         "median per call; p10–p90 %{low_us:.1f}–%{high_us:.1f} µs "
                                                         "(shaded)<extra></extra>")))
     fig.add_trace(go.Scatter(x=first.start_us + first.high_us, y=first.y, mode="text", textposition="middle right",
-                             text=[f" timed call {us:,.0f} µs" for us in first.median_us], name=MEASURED,
+                             text=[timed_label(us) for us in first.median_us], name=MEASURED,
                              textfont={"size": font_size, "color": LATENCY_COLOUR},
                              legendgroup=MEASURED, showlegend=False, hoverinfo="skip"))
+
+
+def timed_label(us: float) -> str:
+    """The words at the end of a mode's first latency strip."""
+    return f" timed call {us:,.0f} µs"
+
+
+def label_room(bars: pd.DataFrame, marks: pd.DataFrame, font_size: int, plot_px: int) -> float | None:
+    """Where the x axis must end for every timed-call label (written after its strip's p90, `timed_label`) to fit
+    inside the plot, laid out `plot_px` wide; None where the data's own end leaves room. A strip that ends the
+    drawing (a mode whose timed call outlasts its profiled kernels) had its label cut at the chart's edge."""
+    if not len(marks):
+        return None
+    first = marks.drop_duplicates("mode")
+    ends = [float((marks.start_us + marks.high_us).max())]
+    if len(bars):
+        ends.append(float((bars.start_us + bars.dur_us).max()))
+    need = 0.0
+    for start, median in zip(first.start_us + first.high_us, first.median_us, strict=True):
+        share = len(timed_label(float(median))) * CHAR_EM * font_size / plot_px  # of the plot's width
+        need = max(need, float(start) / (1 - min(share, 0.5)))
+    return need if need > max(ends) else None
 
 
 def clickable(bars: pd.DataFrame, window: tuple[float, float] | None) -> bool:

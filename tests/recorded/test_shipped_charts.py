@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
 
 from fusionviz.analysis.kernel_costs import memory_roof
 from fusionviz.analysis.ladder import MAIN_LADDER, SIDE_LADDER
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.collapse import OUTLINE_WORDS, collapse_figure, collapse_layout
+from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.roofline import ABOVE_COLOUR, BANDWIDTH, ROOFLINE, above_note, roofline_dots
+from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import CHAR_EM, ChartSettings
 from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.charts.waterfall import MAIN_BRANCH, SIDE_BRANCH
@@ -117,3 +120,35 @@ def test_collapse_labels_are_never_cut_nor_overlap_and_every_outline_is_in_the_l
                         assert abs(x2 - x) * px_per_slot >= (width + width2) / 2, (mode, x, x2)
         legend = {t.name for t in fig.data if t.showlegend is not False}
         assert {OUTLINE_WORDS[r] for r in nodes.role if r in OUTLINE_WORDS} <= legend, mode
+
+
+FIGURE_SESSIONS = ["h200_mlp_512x256_float32", "h200_pointwise_chain_4096x4096_float32",
+                   "h200_sweep_transformer_block_seq", "h200_grid_mlp_default"]
+
+
+def overflowing_titles(fig: go.Figure, settings: ChartSettings) -> list[str]:
+    """The axis titles whose longest line is longer than their axis (a y axis's share of the plot's height, an
+    x axis's share of the width the settings lay a plot out at), at CHAR_EM of the font a character."""
+    margin = fig.layout.margin
+    plot_h = fig.layout.height - (margin.t or 0) - (margin.b or 0)
+    found = []
+    for axes, length in ((fig.select_yaxes(), plot_h), (fig.select_xaxes(), settings.plot_px)):
+        for axis in axes:
+            low, high = axis.domain or (0.0, 1.0)
+            lines = (axis.title.text or "").split("<br>")
+            if max(len(line) for line in lines) * CHAR_EM * settings.font_size > length * (high - low):
+                found.append(axis.title.text)
+    return found
+
+
+@pytest.mark.parametrize("name", FIGURE_SESSIONS)
+@pytest.mark.parametrize("settings", [ChartSettings(), ChartSettings.presentation()], ids=["screen", "slide"])
+def test_every_axis_title_fits_its_axis(name: str, settings: ChartSettings) -> None:
+    report = analyse(open_path(SESSIONS[0].parent / f"{name}.json.gz"))
+    figures = {view: view_figure(report, view, settings) for view in VIEWS
+               if not VIEWS[view].animated and view_problem(report, view) is None}
+    if report.session.runs and len(report.drawable) > 1:
+        figures["trace explorer's classes"] = class_stats_figure(list(report.runs.values())[:2], settings)
+    assert figures
+    for view, fig in figures.items():
+        assert not overflowing_titles(fig, settings), view

@@ -252,14 +252,16 @@ def test_grid_table_and_sentence() -> None:
     assert cell_session(s, 4096, 8).config.dim == 4096
     fig = grid_figure(analyse(s))
     assert [round(v, 6) if v == v else None for v in fig.data[0].z[0]] == [-1.0, 1.0, None]
-    assert list(fig.data[0].text[0]) == ["0.50×", "2.00×", "error"]
+    # each cell says what was measured in it: the speedup, and eager's busy share there; nothing interpolated
+    assert list(fig.data[0].text[0]) == ["0.50×<br>busy 20%", "2.00×<br>busy 10%", "error"]
+    assert [t.type for t in fig.data] == ["heatmap"]
 
 
 def test_kernel_time_per_iteration_is_one_figure_in_the_pairs_table_and_the_class_chart() -> None:
     """Two runs, one with kernels overlapping (two streams) and a Memcpy: under one label, the pair's table and
     the class chart give one figure (they read 61,540 and about 83,000 µs for one trace before)."""
     from fusionviz.analysis.kernel_tables import BUSY_US, KERNEL_US
-    from fusionviz.charts.stats import class_stats_figure
+    from fusionviz.charts.stats import AXIS_TITLE, class_stats_figure
 
     overlapping = run("eager", [k("gemm", 0, 10, kernel_class="gemm"), k("aten::relu", 5, 10),
                                 k("Memcpy HtoD (Pageable -> Device)", 30, 4, kernel_class="memory")])
@@ -267,7 +269,7 @@ def test_kernel_time_per_iteration_is_one_figure_in_the_pairs_table_and_the_clas
     pair = pair_summary(overlapping, FUSED).set_index("quantity")
     fig = class_stats_figure([report.runs["eager"], report.runs["default"]])
     stacked = [sum(trace.y[i] for trace in fig.data) for i in range(2)]
-    assert fig.layout.yaxis.title.text == KERNEL_US
+    assert fig.layout.yaxis.title.text == AXIS_TITLE and KERNEL_US in fig.data[0].hovertemplate
     assert [pair.loc[KERNEL_US, "A"], pair.loc[KERNEL_US, "B"]] == pytest.approx(stacked) == [10 + 10, 10 + 5]
     assert [pair.loc[BUSY_US, "A"], pair.loc[BUSY_US, "B"]] == pytest.approx([15, 15])  # 0-15 and 0-10, 15-20
 

@@ -18,9 +18,10 @@ from fusionviz.charts.latency import (
     metrics_figure,
     missing_break_even,
 )
-from fusionviz.charts.style import CLASS_COLOURS
+from fusionviz.charts.style import CHAR_EM, CLASS_COLOURS, ChartSettings
 from fusionviz.charts.timeline import clicked_kernel, timeline_figure
 from fusionviz.charts.timeline_layout import BLOCK, break_markers, timeline_bars
+from fusionviz.charts.views import view_figure
 from fusionviz.records.session import GraphBreak
 from tests.clicks import clicked
 from tests.unit.factories import collapse_of, cpu, k, run, session
@@ -182,3 +183,17 @@ def test_every_outline_the_collapse_draws_has_a_legend_entry() -> None:
     drawn = {r for r in nodes.role if r in OUTLINE_WORDS}
     assert drawn == {"fusion", "new"} and {OUTLINE_WORDS[r] for r in drawn} <= legend
     assert OUTLINE_WORDS["unmatched"] not in legend  # no eager kernel is linked to none here: no entry
+
+
+def test_a_timed_call_label_that_ends_the_drawing_stays_inside_the_plot() -> None:
+    # eager timed at 405 µs a call, its profiled kernels done within 150 µs: its strip ends the drawing, and its
+    # label after it ran off the chart ("timed call 405 µ")
+    report = analyse(session(EAGER, COMPILED, ms={"eager": [[0.40, 0.405, 0.41]], "default": [[0.3] * 3]}))
+    settings = ChartSettings()
+    fig = view_figure(report, "timeline", settings, mode="default")
+    label = next(t for t in fig.data if t.type == "scatter" and t.mode == "text" and "timed call" in t.text[0])
+    assert fig.layout.xaxis.range is not None  # left to autorange, the axis ended at the strip's p90
+    end = fig.layout.xaxis.range[1]
+    for x, text in zip(label.x, label.text, strict=True):
+        width_us = len(text) * CHAR_EM * (settings.font_size - 3) / settings.plot_px * end
+        assert x + width_us <= end
