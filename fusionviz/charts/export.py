@@ -13,13 +13,15 @@ import io
 import math
 import os
 import shutil
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 import plotly.graph_objects as go
 
-from fusionviz.charts.style import ChartSettings
+from fusionviz.analysis.sentences import Source
+from fusionviz.charts.style import CHAR_EM, EDGE_PX, ChartSettings
 from fusionviz.errors import ExportError
 
 SLIDE_WIDTH, SLIDE_HEIGHT = 1920, 1080
@@ -31,11 +33,42 @@ NO_BROWSER = ("drawing an image needs a Chrome or Chromium browser and none was 
               "apt-get install chromium) or set BROWSER_PATH to it; HTML export works without one")
 
 
+def session_name(source: Source, opened_as: str | None = None) -> str:
+    """The session a figure drew, by the name of its file (`opened_as`, else the session's label), folders left
+    out; "" for a live run, which has no file."""
+    return PurePath(opened_as or source.label).name
+
+
+def source_stamp(source: Source, opened_as: str | None = None) -> str:
+    """Where a figure's data came from, for its stamp: the session's file, the device, torch and the capture's
+    minute ("h200_mlp_512x256_float32.json.gz · NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01 11:24"). The file
+    and the minute tell two recordings of one configuration apart: one talk drew eager mlp 512 × 256 at 122 µs
+    in one scene and 73 µs in another, both stamped only "NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01"."""
+    name = session_name(source, opened_as)
+    if source.source == "trace":
+        return " · ".join(p for p in (name, f"torch.profiler trace · {source.device_kind}") if p)
+    device = "CPU" if source.device_kind == "cpu" else source.device
+    parts = [name, f"live {device}" if source.source == "live" else device, f"torch {source.torch}",
+             source.captured_at[:16].replace("T", " ")]
+    return " · ".join(p for p in parts if p)
+
+
+def carry_stamp(fig: go.Figure, source: Source) -> go.Figure:
+    """`fig` marked with the stamp of the session it drew (`source_stamp`, kept in its layout's meta), which
+    `stamped` writes in place of the one its caller gives: a figure drawn from a Report knows its session better
+    than a page that stamps it."""
+    fig.update_layout(meta={"stamp": source_stamp(source)})
+    return fig
+
+
 def stamped(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:
-    """A copy of `fig` with `stamp` (GPU, torch version, date) in small grey type under its title."""
+    """A copy of `fig` with its stamp in small grey type under its title: the session's own where the figure
+    carries it (`carry_stamp`), else `stamp` (GPU, torch version, date)."""
     out = go.Figure(fig)
     size = max(10, round(settings.font_size * 0.7))
-    out.update_layout(title_subtitle={"text": stamp, "font": {"size": size, "color": STAMP_COLOUR}})
+    meta = out.layout.meta
+    text = meta["stamp"] if isinstance(meta, dict) and meta.get("stamp") else stamp
+    out.update_layout(title_subtitle={"text": text, "font": {"size": size, "color": STAMP_COLOUR}})
     top = out.layout.margin.t if out.layout.margin.t is not None else 80
     more_rows = _legend_rows(out, settings) - 1
     out.update_layout(margin={"t": top + round(size * 1.5) + round(more_rows * settings.font_size * LEGEND_ROW)})
@@ -59,10 +92,30 @@ def _legend_rows(fig: go.Figure, settings: ChartSettings) -> int:
     return max(1, math.ceil(width / LEGEND_ROOM_PX))
 
 
+HEADLINE_PX = 40  # a slide's title is its headline: legible from the back of the room
+TICK_PX = 18  # the smallest type a slide's axes carry
+LINE_EM = 1.25  # a title line's height, in font sizes
+
+
 def slide(fig: go.Figure, stamp: str, settings: ChartSettings) -> go.Figure:
-    """The stamped figure laid out at slide size."""
+    """The stamped figure laid out at slide size, in the slide's type: its title (the headline) at HEADLINE_PX at
+    least, wrapped to the slide's width where it is longer (the top margin grown by the lines it gained), and
+    every axis's ticks at TICK_PX at least."""
     out = stamped(fig, stamp, settings)
-    out.update_layout(width=SLIDE_WIDTH, height=SLIDE_HEIGHT)
+    title = out.layout.title
+    size = max(HEADLINE_PX, title.font.size or 0)
+    chars = int((SLIDE_WIDTH - 4 * EDGE_PX) / (CHAR_EM * size))
+    lines = textwrap.wrap((title.text or "").replace("<br>", " "), chars) or [""]
+    top = out.layout.margin.t or 0
+    grown = round(len(lines) * LINE_EM * size) - (title.font.size or 0)
+    # Plotly anchors a title of several lines by its first line: the lines it gained are moved down under the
+    # slide's top edge, or the first would be drawn above it
+    out.update_layout(width=SLIDE_WIDTH, height=SLIDE_HEIGHT, margin={"t": top + grown},
+                      title={"text": "<br>".join(lines), "font": {"size": size},
+                             "y": 1 - (len(lines) - 1) * LINE_EM * size / SLIDE_HEIGHT})
+    for axis in (*out.select_xaxes(), *out.select_yaxes()):
+        if (axis.tickfont.size or out.layout.font.size or 0) < TICK_PX:
+            axis.tickfont.size = TICK_PX
     return out
 
 

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fusionviz.analysis.report import Report
+from fusionviz.charts.export import carry_stamp
 from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, VERDICT_COLOURS, ChartSettings, style
 
 
@@ -55,7 +56,7 @@ def latency_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS) -
                      range=[0, top * 1.15], gridcolor="#EEEEEE")
     fig.update_yaxes(autorange="reversed")
     height = max(settings.chart_px, 120 + 2 * settings.lane_px // 3 * len(table))
-    return style(fig, settings, "Latency per call", height)
+    return carry_stamp(style(fig, settings, "Latency per call", height), report.source)
 
 
 METRICS: tuple[tuple[str, str], ...] = (
@@ -155,7 +156,8 @@ def metrics_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS, t
         fig.update_yaxes(visible=False, row=i // COLUMNS + 1, col=i % COLUMNS + 1)
     fig.update_yaxes(categoryorder="array", categoryarray=modes, autorange="reversed")
     fig.update_annotations(font_size=settings.font_size)
-    return style(fig, settings, title, max(settings.chart_px, 200 + 2 * settings.lane_px // 3 * len(modes) * rows_n))
+    return carry_stamp(style(fig, settings, title, max(settings.chart_px, 200 + 2 * settings.lane_px // 3 * len(modes)
+                                                       * rows_n)), report.source)
 
 
 def _speedup_panel(fig: go.Figure, report: Report, rows: pd.DataFrame, where: dict[str, int]) -> None:

@@ -25,8 +25,11 @@ def source_figure(view: SourceView, compiled: ModeRun, settings: ChartSettings =
     markers carry its row of the iteration's kernel table and name (`customdata`), so a click finds it."""
     lines = view.lines
     ys = {source: -i for i, source in enumerate(lines.source)}
+    titles = ["eager: µs per line", f"{compiled.mode}: the kernels each line ended in"]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.3, 0.7], horizontal_spacing=0.02,
-                        subplot_titles=["eager: µs per line", f"{compiled.mode}: the kernels each line ended in"])
+                        subplot_titles=titles)
+    for title in titles:  # Plotly sets subplot titles in a fixed 16 px: the figure's own type instead
+        fig.update_annotations(selector={"text": title}, font_size=settings.font_size)
     fig.add_trace(_line_bars(view, ys, "eager"), row=1, col=1)
     _compiled_traces(fig, view, compiled, ys)
     _separation_marks(fig, view, ys, len(iteration_kernels(compiled)))

@@ -13,6 +13,7 @@ from fusionviz.analysis.links import Collapse
 from fusionviz.analysis.report import Report
 from fusionviz.analysis.source_view import has_sources
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
+from fusionviz.charts.export import carry_stamp
 from fusionviz.charts.grid import grid_figure
 from fusionviz.charts.latency import latency_figure, metrics_figure
 from fusionviz.charts.methodology import methodology_figure
@@ -53,11 +54,12 @@ def view_problem(report: Report, view: str, mode: str | None = None) -> str | No
 def view_figure(report: Report, view: str, settings: ChartSettings = DEFAULT_SETTINGS, mode: str | None = None,
                 zoom: tuple[float, float] | None = None, seconds: float = 4.0) -> go.Figure:
     """The figure of `view` for `mode` (default: the first compiled mode that ran), its x axis limited to
-    `zoom`; `seconds` is the animation's length. Raises ConfigError when the session cannot show it."""
+    `zoom`; `seconds` is the animation's length; it carries the session's stamp (`carry_stamp`). Raises
+    ConfigError when the session cannot show it."""
     problem = view_problem(report, view, mode)
     if problem:
         raise ConfigError(problem)
-    fig = VIEWS[view].draw(report, Asked(settings, mode, seconds))
+    fig = carry_stamp(VIEWS[view].draw(report, Asked(settings, mode, seconds)), report.source)
     if zoom:
         fig.update_xaxes(range=list(zoom), autorange=False)
     return fig

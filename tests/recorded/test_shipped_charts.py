@@ -14,6 +14,7 @@ from fusionviz.analysis.kernel_costs import memory_roof
 from fusionviz.analysis.ladder import MAIN_LADDER, SIDE_LADDER
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.collapse import OUTLINE_WORDS, collapse_figure, collapse_layout
+from fusionviz.charts.export import HEADLINE_PX, SLIDE_HEIGHT, SLIDE_WIDTH, TICK_PX, slide
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.roofline import ABOVE_COLOUR, BANDWIDTH, ROOFLINE, above_note, roofline_dots
 from fusionviz.charts.stats import class_stats_figure
@@ -152,3 +153,44 @@ def test_every_axis_title_fits_its_axis(name: str, settings: ChartSettings) -> N
     assert figures
     for view, fig in figures.items():
         assert not overflowing_titles(fig, settings), view
+
+
+def slide_text_problems(fig: go.Figure) -> list[str]:
+    """What in a slide's layout is smaller than a room can read: a title (the headline) under HEADLINE_PX or a line
+    of it wider than the slide, an axis's ticks under TICK_PX (a log axis left to Plotly's ticks labels its 2s and
+    5s smaller), or text on the chart under TICK_PX. The stamp under the title is left out: small on purpose."""
+    found = []
+    title = fig.layout.title
+    if (title.font.size or 0) < HEADLINE_PX:
+        found.append(f"title at {title.font.size} px")
+    for line in (title.text or "").split("<br>"):
+        if len(line) * CHAR_EM * (title.font.size or 0) > SLIDE_WIDTH:
+            found.append(f"title line wider than the slide: {line}")
+    base = fig.layout.font.size or 0
+    for axis in (*fig.select_xaxes(), *fig.select_yaxes()):
+        if axis.visible is not False and (axis.tickfont.size or base) < TICK_PX:
+            found.append(f"ticks at {axis.tickfont.size or base} px")
+        if axis.type == "log" and axis.tickvals is None and not isinstance(axis.dtick, int | float):
+            found.append("a log axis with Plotly's own ticks")
+    for note in fig.layout.annotations:
+        if (note.font.size or base) < TICK_PX:
+            found.append(f"note at {note.font.size} px: {note.text}")
+    for trace in fig.data:
+        size = getattr(trace, "textfont", None) and trace.textfont.size
+        if isinstance(size, int | float) and size < TICK_PX and trace.text is not None:
+            found.append(f"{trace.name} text at {size} px")
+    return found
+
+
+@pytest.mark.parametrize("name", FIGURE_SESSIONS)
+def test_every_exported_slide_reads_from_the_back_of_the_room(name: str) -> None:
+    # the export path: `python -m fusionviz export --view …` draws view_figure at the presentation settings and
+    # lays it out with `slide` (fusionviz/cli/export.py)
+    report = analyse(open_path(SESSIONS[0].parent / f"{name}.json.gz"))
+    settings = ChartSettings.presentation()
+    views = [view for view in VIEWS if view_problem(report, view) is None]
+    assert views
+    for view in views:
+        fig = slide(view_figure(report, view, settings), report.source.stamp, settings)
+        assert (fig.layout.width, fig.layout.height) == (SLIDE_WIDTH, SLIDE_HEIGHT)
+        assert not slide_text_problems(fig), view

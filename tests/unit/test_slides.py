@@ -6,11 +6,21 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.collapse import STAGES, collapse_animation
-from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, camera_options, gif_bytes, html_bytes, slide, stamped
+from fusionviz.charts.export import (
+    SLIDE_HEIGHT,
+    SLIDE_WIDTH,
+    camera_options,
+    gif_bytes,
+    html_bytes,
+    slide,
+    source_stamp,
+    stamped,
+)
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.views import view_figure, view_problem
@@ -65,7 +75,10 @@ def test_a_slide_is_stamped_and_slide_sized() -> None:
     fig = view_figure(TIMED, "latency", ChartSettings.presentation())
     out = slide(fig, "NVIDIA H200 · torch 2.11.0 · 2026-11-29", ChartSettings.presentation())
     assert (out.layout.width, out.layout.height) == (SLIDE_WIDTH, SLIDE_HEIGHT)
-    assert out.layout.title.subtitle.text == "NVIDIA H200 · torch 2.11.0 · 2026-11-29"
+    # a figure drawn from a Report stamps itself with its session; a figure that does not know one, the caller's
+    assert out.layout.title.subtitle.text == source_stamp(TIMED.source)
+    plain = slide(go.Figure(), "NVIDIA H200 · torch 2.11.0 · 2026-11-29", ChartSettings.presentation())
+    assert plain.layout.title.subtitle.text == "NVIDIA H200 · torch 2.11.0 · 2026-11-29"
     assert out.layout.margin.t > fig.layout.margin.t and fig.layout.title.subtitle.text is None  # a copy
     assert stamped(fig, "x", ChartSettings()).layout.title.subtitle.font.size < ChartSettings().font_size
 
@@ -104,3 +117,22 @@ def test_a_presentation_table_is_one_html_table_with_names_escaped() -> None:
     assert cells == ["&lt;img src=x onerror=alert(1)&gt;", "1.2", "3", "–",
                      "triton_poi_fused_add_0", "–", "4", "(&#x27;a&#x27;, &#x27;b&#x27;)"]
     assert 'id="T_x_top_my_trace_json"' in table  # an id its own CSS rules can name
+
+
+def test_two_recordings_of_one_configuration_are_stamped_apart() -> None:
+    # the talk's scenes 6 and 18: eager mlp 512 × 256 at 122 µs and at 73 µs, from two files recorded the same day,
+    # both stamped "NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01"
+    first = dataclasses.replace(TIMED.session, label="sessions/h200_mlp_512x256_float32.json.gz")
+    first.environment = dataclasses.replace(first.environment, device_name="NVIDIA H200", torch_version="2.11.0+cu130",
+                                            captured_at="2026-12-01T11:24:16+00:00")
+    second = dataclasses.replace(first, label="/tmp/acc/h200_mlp_512x256_float32_run1.json.gz",
+                                 environment=dataclasses.replace(first.environment,
+                                                                 captured_at="2026-12-01T09:55:49+00:00"))
+    stamps = [slide(view_figure(analyse(s), "verdict", ChartSettings.presentation()), analyse(s).source.stamp,
+                    ChartSettings.presentation()).layout.title.subtitle.text for s in (first, second)]
+    assert stamps[0] == "h200_mlp_512x256_float32.json.gz · NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01 11:24"
+    assert stamps[1].startswith("h200_mlp_512x256_float32_run1.json.gz · ") and stamps[1].endswith("09:55")
+    assert analyse(first).source.stamp == analyse(second).source.stamp  # what both scenes said before
+    # the file it was opened as names it where the caller knows it (the CLI's export, a talk's scene)
+    assert source_stamp(analyse(second).source, "sessions/h200_acct_mlp_512x256_float32.json.gz").startswith(
+        "h200_acct_mlp_512x256_float32.json.gz · NVIDIA H200")
