@@ -122,23 +122,23 @@ def bounds(session: Session) -> dict[str, Bound]:
 def _call_us(session: Session) -> dict[str, float]:
     """Each timed mode's median µs per call: over every timing round of every process, else (schema 1) its own
     latency."""
-    values: dict[str, list[float]] = {}
-    for p in session.timing.processes if session.timing else []:
-        if p.error is None:
-            for round_ in p.rounds:
-                for mode, ms in round_.items():
-                    values.setdefault(mode, []).append(ms * 1e3)
-    found = {mode: _quantiles(v)[1] for mode, v in values.items()}
+    found = {mode: median for mode, (_, median, _) in _rounds_us(session, "rounds").items()}
     return found or {r.mode: r.latency.median_ms * 1e3 for r in session.runs if r.latency is not None}
 
 
 def _host_timing(session: Session) -> dict[str, tuple[float, float, float]]:
     """Each mode's p10, median and p90 host µs per call over every timing round of every process that kept
     them."""
+    return _rounds_us(session, "host_rounds")
+
+
+def _rounds_us(session: Session, kept: Literal["rounds", "host_rounds"]) -> dict[str, tuple[float, float, float]]:
+    """Each mode's p10, median and p90 µs per call over every round of every timing process that ran: of the
+    call (`kept` "rounds") or of the host's part of it ("host_rounds")."""
     values: dict[str, list[float]] = {}
     for p in session.timing.processes if session.timing else []:
         if p.error is None:
-            for round_ in p.host_rounds:
+            for round_ in getattr(p, kept):
                 for mode, ms in round_.items():
                     values.setdefault(mode, []).append(ms * 1e3)
     return {mode: _quantiles(v) for mode, v in values.items()}
