@@ -17,6 +17,7 @@ from fusionviz.measure.ceilings import CACHE_SHARE, CPU_CACHES, cache_path, cach
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
+from fusionviz.records.session import Session
 
 SMALL = (1 << 20, 64)  # 1 MiB copied, 64³ matmuls
 
@@ -73,6 +74,11 @@ def test_a_cpu_run_holds_each_kernel_to_the_ceiling_it_can_meet(worker: Worker) 
     found = session.ceilings
     assert found is not None and found.copy_gbps > 0
     assert [(c.level, c.size_bytes) for c in found.caches] == cpu_caches(CPU_CACHES)  # this machine's caches
+    # kept in the session file and read back; a file without them (every session before) reads as none
+    assert Session.from_bytes(session.to_json_bytes()).ceilings == found
+    older = json.loads(session.to_json_bytes())
+    del older["ceilings"]["caches"]
+    assert Session.from_dict(older).ceilings.caches == []  # type: ignore[union-attr]
     report = analyse(session)
     dots = roofline_dots(report, "default")
     adds = [d for d in dots if d.mode == "eager" and d.name == "aten::add" and d.bytes == 3 * 256 * 64 * 4]
