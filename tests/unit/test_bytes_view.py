@@ -10,7 +10,7 @@ import pytest
 
 from fusionviz.analysis.bytes_moved import CLAIM_PCT, size_words
 from fusionviz.analysis.headline import read_size
-from fusionviz.analysis.kernel_costs import no_flops_note
+from fusionviz.analysis.kernel_costs import no_flops_note, roofline_caption
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.view_captions import bytes_caption, bytes_headline
@@ -119,10 +119,16 @@ def test_the_roofline_without_flops_draws_the_bandwidth_panel_and_says_why(point
     note = no_flops_note(pointwise.session.run("eager"), pointwise.focus("default"), pointwise.costs)
     assert note.startswith("No kernel of eager or default has counted FLOPs")
     figure = view_figure(pointwise, "roofline", mode="default")
+    # the bandwidth chart alone, under its own name, and a note saying why there is no roofline
     assert "xaxis2" not in figure.layout.to_plotly_json()
-    assert figure.layout.annotations[0].text == "kernels bounded by memory: GB/s against bytes moved"
-    assert any(a.text.replace("<br>", " ").startswith(note) for a in figure.layout.annotations)
-    assert note in VIEWS["roofline"].words(pointwise, "default")
+    assert figure.layout.title.text.startswith("Bandwidth") and "no roofline" in figure.layout.title.text
+    assert figure.layout.xaxis.title.text.startswith("working set") and figure.layout.yaxis.title.text == (
+        "achieved GB/s")
+    assert any(a.text.replace("<br>", " ").startswith("No kernel of eager or default has counted FLOPs.")
+               for a in figure.layout.annotations)
+    # the caption's details (under the view's headline) say it too
+    eager, focus = pointwise.session.run("eager"), pointwise.focus("default")
+    assert note in roofline_caption(pointwise.session.ceilings, eager, focus, pointwise.costs)
     # the mlp's GEMMs have FLOPs: both panels, no note
     assert no_flops_note(mlp.session.run("eager"), mlp.focus("default"), mlp.costs) == ""
     assert "xaxis2" in view_figure(mlp, "roofline", mode="default").layout.to_plotly_json()
