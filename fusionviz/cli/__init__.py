@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from fusionviz.cli.command import Command
 from fusionviz.cli.export import Export
@@ -25,8 +26,12 @@ def main(argv: list[str] | None = None) -> int:
                                      description=f"`python -m fusionviz {{{names}}}`: the CLI maps flags onto the "
                                                  "Python API.")
     sub = parser.add_subparsers(dest="command", required=True)
+    argv = sys.argv[1:] if argv is None else argv
+    named = next((a for a in argv if not a.startswith("-")), None)  # the top level takes no flag but --help
     for command in COMMANDS:
-        command.add_arguments(sub.add_parser(command.name, help=command.help))
+        listed = sub.add_parser(command.name, help=command.help)
+        if command.name == named:  # only the command run needs its flags: some read tables to offer their choices
+            command.add_arguments(listed)
     args = parser.parse_args(argv)
     chosen = next(c for c in COMMANDS if c.name == args.command)
     try:

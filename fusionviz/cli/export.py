@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fusionviz.charts.registry import VIEWS
 from fusionviz.cli.flags import writable
 from fusionviz.cli.reporter import write
 from fusionviz.errors import ConfigError
 
 EXPORT_FORMATS = ["png", "svg", "html", "gif"]
-VIEW_CHOICES: list[str] = list(VIEWS)  # the views --view takes: the one place the CLI reads them from
 
 
 class Export:
@@ -21,8 +19,10 @@ class Export:
             "animation as a GIF")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from fusionviz.charts.registry import VIEWS  # the views --view takes: the one place the CLI reads them from
+
         parser.add_argument("file", help="a session file or a plain torch.profiler trace")
-        parser.add_argument("--view", required=True, choices=VIEW_CHOICES)
+        parser.add_argument("--view", required=True, choices=list(VIEWS))
         parser.add_argument("--mode", default=None, help="the compiled mode the view is about (default: the first)")
         parser.add_argument("--zoom", default=None, help="from,to: the x range shown (views that zoom)")
         parser.add_argument("--format", choices=EXPORT_FORMATS, default=None, help="default: from --out's suffix")
@@ -33,6 +33,7 @@ class Export:
     def run(self, args: argparse.Namespace) -> int:
         from fusionviz.analysis.report import analyse
         from fusionviz.charts.export import SLIDE_HEIGHT, SLIDE_WIDTH, gif_bytes, html_bytes, image_bytes, slide
+        from fusionviz.charts.registry import VIEWS
         from fusionviz.charts.style import ChartSettings
         from fusionviz.charts.views import view_figure
         from fusionviz.records.files import open_path

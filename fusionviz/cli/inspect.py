@@ -46,13 +46,15 @@ class Inspect:
         from fusionviz.analysis.report import analyse
         from fusionviz.cli.inspection import inspect_report, job_inspect_report
         from fusionviz.records.files import open_path
-        from fusionviz.records.job import read_job
 
         if args.top is not None and args.top < 1:
             raise ConfigError("--top takes a number of kernels, 1 or more")
         paths = [Path(f) for f in args.files]
         top = args.top or INSPECT_TOP
         if len(paths) > 1 or paths[0].is_dir():
+            # imported here: a job's process pool needs multiprocessing, which one file does not
+            from fusionviz.records.job import read_job
+
             report = job_inspect_report(read_job(paths), top=top)
         else:
             report = inspect_report(analyse(open_path(paths[0])), str(paths[0]), top=top)

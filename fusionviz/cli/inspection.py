@@ -10,17 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.bound import bound_fields
 from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
-from fusionviz.analysis.job import job_report
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.report import Report, RunReport, analyse
 from fusionviz.analysis.trace_stats import as_records
-from fusionviz.records.job import Job
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import ModeRun
 
 if TYPE_CHECKING:
     from fusionviz.analysis.timing import Estimate  # a type only: timing imports pandas
+    from fusionviz.records.job import Job  # a type only: a job's reader imports multiprocessing
 
 TOP_KERNELS = 20  # kernels ranked in the report unless asked for another number
 
@@ -97,6 +96,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
 def job_inspect_report(job: Job, top: int | None = TOP_KERNELS) -> dict[str, Any]:
     """A job's account: every rank's run as `inspect_report` gives a trace's (labelled by rank and file), and
     the `job` beside them (`analysis.job.job_report`)."""
+    from fusionviz.analysis.job import job_report  # imported here: it needs multiprocessing, one file does not
+
     runs = [run for rank in job.ranks for run in inspect_report(analyse(rank.session), rank.file, top)["runs"]]
     return {"source": f"a job of {len(job.ranks)} ranks: {job.source}", "runs": runs, "job": job_report(job)}
 

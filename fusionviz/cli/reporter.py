@@ -3,14 +3,14 @@ their cells, pandas frames, strict JSON), progress and notes on stderr."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,19 +53,14 @@ def frame(data: pd.DataFrame, digits: int) -> str:
     return data.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}")
 
 
-def finite(value: Any) -> Any:
-    """JSON values with every NaN or infinity as null, so that `--json` is strict JSON any parser reads."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return value
+# msgspec writes a NaN or an infinity as null, so that `--json` is strict JSON any parser reads
+_JSON = msgspec.json.Encoder()
 
 
 def json_text(value: Any, indent: int | None = None) -> str:
-    return json.dumps(finite(value), allow_nan=False, indent=indent)
+    """`value` as strict JSON: on one line, or `indent` spaces a level."""
+    data = _JSON.encode(value)
+    return (data if indent is None else msgspec.json.format(data, indent=indent)).decode()
 
 
 def write(*lines: str) -> None:

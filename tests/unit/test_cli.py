@@ -4,6 +4,7 @@ asked for), and the model zoo listed in aligned columns or as JSON."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli import COMMANDS, main
-from fusionviz.cli.reporter import Column, table
+from fusionviz.cli.reporter import Column, json_text, table
 from fusionviz.measure.catalog import CATALOG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +25,12 @@ def test_table_columns_widen_to_their_widest_cell() -> None:
         "     7  12.5%  a",
         "  1234 100.0%  bb"]
     assert table(columns, [(7, 12.5, "a")], header=False) == ["  7 12.5%  a"]
+
+
+def test_json_is_strict_with_nan_and_infinity_as_null() -> None:
+    assert json_text({"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": (1, "µs")}) == (
+        '{"a":null,"b":[null,null,1.5],"c":[1,"µs"]}')
+    assert json_text([{"x": None}], indent=2) == '[\n  {\n    "x": null\n  }\n]'
 
 
 def test_models_are_listed_in_aligned_columns_and_as_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,6 +63,24 @@ def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
             "assert not {'torch', 'plotly', 'psutil'} & set(sys.modules), 'imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_inspect_of_one_trace_imports_only_what_it_uses() -> None:
+    """A trace's `inspect --json` needs neither pandas (the app's tables), a job's process pool, nor the tables
+    other commands offer their choices from (the views `export` draws)."""
+    code = ("import sys\nfrom fusionviz.cli import main\n"
+            "assert main(['inspect', 'tests/data/h200_linear_ln_gelu_fp32_eager.trace.json.gz', '--json']) == 0\n"
+            "assert not {'pandas', 'numpy', 'multiprocessing', 'concurrent.futures', 'fusionviz.charts.registry'} "
+            "& set(sys.modules), 'imported'")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_command_offers_its_choices_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["export", "--help"])
+    assert done.value.code == 0
+    assert "--view {" in capsys.readouterr().out
 
 
 def test_inspect_lists_every_cell_of_a_grid(capsys: pytest.CaptureFixture[str]) -> None:
