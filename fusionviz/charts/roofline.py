@@ -249,7 +249,10 @@ def _no_roofline_note(report: Report, mode: str | None, dots: list[Dot]) -> str:
     if any(d.panel == ROOFLINE for d in dots):
         return ""
     runs = roofline_runs(report.session.run("eager"), report.focus(mode), report.costs)
-    return f"No kernel of {' or '.join(r.mode for r in runs) or 'this session'} has counted FLOPs. {FLOPS_COUNTED}"
+    which = " or ".join(r.mode for r in runs) or "this session"
+    if not dots:
+        return f"No kernel of {which} has known bytes: there is nothing to place against the ceilings."
+    return f"No kernel of {which} has counted FLOPs. {FLOPS_COUNTED}"
 
 
 def _hover(d: Dot, ceilings: Ceilings | None) -> str:

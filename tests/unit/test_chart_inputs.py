@@ -197,3 +197,12 @@ def test_a_timed_call_label_that_ends_the_drawing_stays_inside_the_plot() -> Non
     for x, text in zip(label.x, label.text, strict=True):
         width_us = len(text) * CHAR_EM * (settings.font_size - 3) / settings.plot_px * end
         assert x + width_us <= end
+
+
+def test_a_roofline_with_nothing_to_place_says_so() -> None:
+    # hand-made kernels without op shapes: no bytes known, so no dot; the figure says why its axes are empty
+    report = analyse(session(EAGER, COMPILED, ms={"eager": [[0.4] * 3], "default": [[0.3] * 3]}))
+    fig = view_figure(report, "roofline", mode="default")
+    assert not [t for t in fig.data if t.mode == "markers" and t.x and t.x[0] is not None]
+    assert [a.text.replace("<br>", " ") for a in fig.layout.annotations] == [
+        "No kernel of eager or default has known bytes: there is nothing to place against the ceilings."]
