@@ -22,7 +22,7 @@ class ModelInfo:
 CATALOG: dict[str, ModelInfo] = {
     info.name: info
     for info in (
-        ModelInfo("mlp", "Linear-ReLU-Linear-ReLU-Linear: small GEMMs, launch-bound; fusion has little to merge"),
+        ModelInfo("mlp", "Linear-ReLU-Linear-ReLU-Linear: small GEMMs, host-bound at small sizes; fusion has little to merge"),
         ModelInfo("linear_ln_gelu", "GELU(LayerNorm(X·W + b)): LayerNorm and GELU fuse into one kernel"),
         ModelInfo("pointwise_chain", "a dozen elementwise ops: bandwidth-bound, where fusion shines most"),
         ModelInfo("transformer_block", "pre-norm attention (SDPA) + MLP with residuals: fusion around GEMMs",
