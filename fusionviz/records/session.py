@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and th
 # 2: timing in interleaved rounds over several processes (`Session.timing`); ModeRun.latency is schema 1's.
 # 3: what fused into what, from Inductor's own records (`ModeRun.provenance`, `graph_nodes`) and the eager ops'
 #    modules and source lines (`ModeRun.op_sources`); older sessions hold none, and their links come from names.
+# Fields added with a default need no new version (an older file reads them as their default): `host_rounds`,
+# `dram_counters`, and each mode's memory, CUDA-graph coverage and AOT graphs (`ModeRun.memory`, `cuda_graphs`,
+# `aot_graphs`).
 SCHEMA_VERSION = 3
 SESSION_KIND = "fusionviz.session"
 
@@ -41,6 +44,7 @@ CacheState = Literal["warm", "cold", "mixed", "unknown"]
 SessionSource = Literal["live", "recorded", "trace"]
 Timer = Literal["cuda_events", "perf_counter"]
 GraphCache = Literal["hit", "miss", "bypass", ""]
+MemoryMethod = Literal["cuda_allocator", "profiler_memory_events"]
 
 
 @dataclass
@@ -207,6 +211,132 @@ class OpSource:
 
 
 @dataclass
+class MemoryEvent:
+    """One allocation (`bytes` > 0) or free (< 0) of one profiled iteration, in order: when (`t_us`, from the
+    iteration's start), and the op or kernel that made it (`op`, "" where the trace does not say)."""
+
+    t_us: Finite
+    bytes: Int64
+    op: str = ""
+
+
+@dataclass
+class SavedForBackward:
+    """What one forward of a train pass saved for its backward (`torch.autograd.graph.saved_tensors_hooks` around
+    the step, each storage counted once): every saved storage (`bytes`, `tensors`), and those that are neither a
+    parameter nor one of the model's inputs, the activations (`activation_bytes`, `activations`)."""
+
+    bytes: Count
+    tensors: Count
+    activation_bytes: Count
+    activations: Count
+
+
+@dataclass
+class ModeMemory:
+    """One mode's memory, measured in a fresh process where it ran first (a timing process, or one of its own):
+    no other mode's blocks in the allocator's cache, nothing compiled before it.
+
+    Every figure is in bytes, relative to what the process held before it (the model's parameters are the
+    baseline's, so none of them counts). `method` says how all were taken: "cuda_allocator", the CUDA caching
+    allocator's own statistics (`torch.cuda.memory_allocated`, `max_memory_allocated`, `memory_reserved`,
+    `max_memory_reserved`, peaks reset after the warm-up; `_snapshot()` for the graph pools), or
+    "profiler_memory_events", the running total of the profiler's `[memory]` events (`profile_memory=True`) from
+    before the inputs were made, where the allocator keeps no statistics (the CPU).
+
+    - `inputs_bytes`: the model's inputs, as made for the run.
+    - `held_bytes`: allocated between calls once steady, above what was allocated before the inputs were made:
+      the inputs, outputs kept alive, static input buffers and CUDA-graph outputs.
+    - `peak_allocated_bytes`: the most a steady call allocates on top of what is held between calls
+      (intermediates, an output not yet dropped): the peak over the steady calls less the level before them.
+    - `peak_reserved_bytes`: the most the allocator held from the device over the steady calls, above what it
+      held before the inputs were made (the caching allocator keeps freed blocks); None without a caching
+      allocator (the CPU's frees go back at once).
+    - `pool_bytes`: what the first call and the warm-up allocated and kept: compiling, recording CUDA graphs
+      (the static inputs and outputs a graph tree keeps), cuBLAS workspaces.
+    - `graph_pool_bytes`: what the allocator keeps reserved in private pools (the memory of recorded CUDA graphs,
+      intermediates included) after the warm-up; None on the CPU, which has no CUDA graphs.
+    - `timeline`: one steady iteration's allocations and frees (the profiler's memory events), from the level
+      `timeline_start_bytes` above the baseline; `timeline_dropped` counts events left out beyond the cap.
+    - `saved`: a train pass's saved tensors (None for inference, or a CUDA graph replayed whole, where autograd
+      does not run).
+    - `snapshot_gz_b64`: the GPU's allocator history over one steady iteration (`torch.cuda.memory._snapshot()`,
+      trimmed, as JSON, gzipped), which `fusionviz run --memory-snapshot` writes as PyTorch's memory viewer reads
+      it; None on the CPU.
+    - `process`: the timing process it was measured in, or -1 for a process of its own.
+    """
+
+    method: MemoryMethod
+    inputs_bytes: Int64 = 0
+    held_bytes: Int64 = 0
+    peak_allocated_bytes: Int64 = 0
+    peak_reserved_bytes: Int64 | None = None
+    pool_bytes: Int64 = 0
+    graph_pool_bytes: Int64 | None = None
+    timeline: list[MemoryEvent] = field(default_factory=list)
+    timeline_start_bytes: Int64 = 0
+    timeline_dropped: Count = 0
+    saved: SavedForBackward | None = None
+    snapshot_gz_b64: str | None = None
+    process: Int64 = -1
+
+
+@dataclass
+class TensorShape:
+    """One input of the model: its shape and the bytes of one element."""
+
+    shape: list[Count]
+    itemsize: Count
+
+
+@dataclass
+class RecordedGraph:
+    """One CUDA graph a graph tree recorded: the compiled function it replays (`function`, numbered by the tree in
+    the order functions were wrapped), whether that is a forward, a backward or an inference graph, and the
+    shapes of its outputs ("4096x4096"); a function recorded twice was re-recorded (for new shapes)."""
+
+    function: Count
+    kind: str = ""
+    output_shapes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CudaGraphs:
+    """What a mode that records CUDA graphs captured, read in the capture's process after the warm-up: Inductor's
+    skip reasons, each with the compiled graph it skipped (an index into `ModeRun.provenance`, -1 where unknown);
+    the graphs the tree recorded; Inductor's counters (`cudagraph_skips`, and the non-static inputs of every
+    recording, `cudagraph_recorded_non_static_inputs`); and the model's inputs, whose element sizes give the
+    bytes of the copies into the graphs' static buffers."""
+
+    skips: list[str] = field(default_factory=list)
+    skipped_graphs: list[Int64] = field(default_factory=list)
+    recorded: list[RecordedGraph] = field(default_factory=list)
+    skip_count: Count = 0
+    non_static_inputs: Count = 0
+    inputs: list[TensorShape] = field(default_factory=list)
+
+
+@dataclass
+class AotNode:
+    """A computing node of an AOTAutograd graph: its name (a node recomputed in the backward keeps the name it
+    has in the forward) and its ATen op."""
+
+    name: str
+    op: str
+
+
+@dataclass
+class AotGraph:
+    """A forward or backward graph AOTAutograd handed to Inductor (its `aot_forward_graph` /
+    `aot_backward_graph` structured-trace records), as its computing nodes; `frame` the Dynamo frame and compile
+    it belongs to ("0/0")."""
+
+    kind: Literal["forward", "backward", "inference"]
+    frame: str = ""
+    nodes: list[AotNode] = field(default_factory=list)
+
+
+@dataclass
 class ModeRun:
     """One mode's results. `status` is "ok", "error" or "not_applicable" (then `error` says why)."""
 
@@ -229,6 +359,9 @@ class ModeRun:
     graph_nodes: list[GraphNode] = field(default_factory=list)
     op_sources: list[OpSource] = field(default_factory=list)
     dram_counters: list[DramCount] = field(default_factory=list)  # one iteration's kernels, ncu (records.dram)
+    memory: ModeMemory | None = None  # measured in a fresh process of its own (`measure.memory`)
+    cuda_graphs: CudaGraphs | None = None  # what its CUDA graphs captured, for a mode that records them
+    aot_graphs: list[AotGraph] = field(default_factory=list)  # a train pass's forward and backward graphs
 
     @property
     def ok(self) -> bool:
