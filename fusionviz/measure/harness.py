@@ -176,9 +176,11 @@ def use_threads(threads: int | None) -> None:
         torch._inductor.config.cpp.threads = threads
 
 
-def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], torch.device]:
+def prepare(config: RunConfig, before_inputs: Callable[[], None] | None = None
+            ) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], torch.device]:
     """Build the model and inputs on the device, seeded so every mode sees the same weights and data, with
-    the configuration's thread count in force."""
+    the configuration's thread count in force. `before_inputs` is called once the model is on the device and
+    before any input is made: a mode's memory is counted from there (`memory.MemoryProbe`)."""
     use_threads(config.threads)
     spec = get_spec(config.model)
     device = torch.device(config.device)
@@ -191,10 +193,12 @@ def prepare(config: RunConfig) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...
     check_fits(config, spec)
     torch.manual_seed(0)
     model = spec.build(config.dim, config.seq)
-    inputs = spec.inputs(config.batch, config.dim, config.seq)
     dtype = TORCH_DTYPES[config.dtype]
     model = model.to(device=device, dtype=dtype)
     model.train(config.pass_ == "train")
+    if before_inputs is not None:
+        before_inputs()
+    inputs = spec.inputs(config.batch, config.dim, config.seq)  # after the build: the same draws of the seed
     inputs = tuple(t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device) for t in inputs)
     return model, inputs, device
 
