@@ -8,16 +8,21 @@ import os
 from pathlib import Path
 
 from fusionviz.errors import ConfigError
-from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.catalog import model_info
 from fusionviz.records.config import DTYPES, PASSES, RunConfig, parse_dynamic
 
 
 def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True) -> None:
-    p.add_argument("--model", required=True, help="a zoo model (see `models`) or package.module:factory")
+    p.add_argument("--model", required=True,
+                   help="a model of the zoo or a real one (hf:gpt2, timm:resnet50…; see `models`), or "
+                        "package.module:factory")
     if sizes:
-        p.add_argument("--dim", type=int, required=True)
-        p.add_argument("--batch", type=int, required=True)
+        p.add_argument("--dim", type=int, default=None,
+                       help="hidden size (or a model's width; see `models`); a real model's default where left out")
+        p.add_argument("--batch", type=int, default=None, help="batch size; a real model's default where left out")
     p.add_argument("--seq", type=int, default=None, help="sequence length / image side, for models that have one")
+    p.add_argument("--layers", type=int, default=None,
+                   help="transformer blocks, for the real models that have the knob (default: the published model's)")
     p.add_argument("--dtype", default=RunConfig.dtype, choices=DTYPES)
     p.add_argument("--device", default=None, help="cuda:N or cpu (default: the first GPU, else the CPU)")
     p.add_argument("--pass", dest="pass_", default=RunConfig.pass_, choices=PASSES)
@@ -35,10 +40,17 @@ def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True) -> None:
 
 def config_from(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | None = None,
                 batch: int | None = None, cold_compile: bool = False) -> RunConfig:
-    """The configuration the flags describe; a grid gives its first dim and batch (its cells set their own)."""
-    info = CATALOG.get(args.model)
+    """The configuration the flags describe; a grid gives its first dim and batch (its cells set their own). A
+    size left out takes the model's default where the catalogue has one (the real models' published sizes), and
+    is refused otherwise."""
+    info = model_info(args.model)
     seq = args.seq if args.seq is not None else (info.default_seq if info else None)
-    return RunConfig(model=args.model, dim=dim or args.dim, batch=batch or args.batch, seq=seq, dtype=args.dtype,
+    dim = dim or getattr(args, "dim", None) or (info.default_dim if info else None)
+    batch = batch or getattr(args, "batch", None) or (info.default_batch if info else None)
+    if dim is None or batch is None:
+        missing = " and ".join(flag for flag, value in (("--dim", dim), ("--batch", batch)) if value is None)
+        raise ConfigError(f"{args.model} has no default size: give {missing}")
+    return RunConfig(model=args.model, dim=dim, batch=batch, seq=seq, layers=args.layers, dtype=args.dtype,
                      device=args.device or default_device(), pass_=args.pass_, modes=modes,
                      dynamic=parse_dynamic(args.dynamic), rounds=args.rounds, processes=args.processes,
                      threads=args.threads, timeout_s=args.timeout, cold_compile=cold_compile)

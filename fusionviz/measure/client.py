@@ -20,7 +20,7 @@ from concurrent.futures import Future, wait
 from typing import Any, TypeVar
 
 from fusionviz.errors import ConfigError, WorkerError
-from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.catalog import validated
 from fusionviz.measure.load import machine_load
 from fusionviz.measure.protocol import (
     CeilingsJob,
@@ -48,7 +48,6 @@ from fusionviz.records.config import (
     SweepRequest,
     not_applicable_reason,
     sweep_sizes,
-    validate,
 )
 from fusionviz.records.decode import decode
 from fusionviz.records.session import (
@@ -246,7 +245,7 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
     an earlier calibration, or are calibrated now (always, with `recalibrate`). Raises ConfigError before any
     work when the configuration cannot run; errors of single modes are kept in their ModeRun, errors of a
     timing process in its TimingProcess."""
-    config = validate(config, known_models=set(CATALOG))
+    config = validated(config)
     load_before = machine_load()
     environment: Environment | None = None
     runs: list[ModeRun] = []
@@ -314,7 +313,7 @@ def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,
 def run_naive(config: RunConfig, mode: str, calls: int, progress: Progress | None = None,
               worker: Worker | None = None) -> NaiveResult:
     """The naive snippet's measurement of `mode` against eager, in a worker."""
-    config = validate(config, known_models=set(CATALOG))
+    config = validated(config)
     with _worker_for(worker, cold=False) as chosen:
         reply: NaiveReply = _ask(chosen, NaiveJob(config, mode, calls), NaiveReply, progress, config.timeout_s)
     return reply.naive
@@ -325,7 +324,7 @@ def run_sweep_session(config: RunConfig, request: SweepRequest, progress: Progre
     """Run a shape sweep in a worker and return a session holding it (no per-mode runs).
 
     With `request.cold_caches`, each strategy runs in a fresh worker with an empty Inductor cache."""
-    config = validate(config, known_models=set(CATALOG))
+    config = validated(config)
     sweep_sizes(config, request)  # refuse a bad schedule here, before the worker starts
     parts = [request] if not request.cold_caches else [
         dataclasses.replace(request, strategies=[strategy]) for strategy in request.strategies]

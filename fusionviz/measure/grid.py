@@ -9,12 +9,12 @@ import socket
 import threading
 
 from fusionviz.errors import ConfigError, FusionvizError
-from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.catalog import validated
 from fusionviz.measure.client import in_background, list_devices, run_session
 from fusionviz.measure.protocol import CellCounts, CellProgress, Progress
 from fusionviz.measure.ray_grid import run_cells
 from fusionviz.measure.worker import Worker
-from fusionviz.records.config import RunConfig, validate
+from fusionviz.records.config import RunConfig
 from fusionviz.records.session import Environment, Grid, GridCell, Session
 
 
@@ -26,10 +26,10 @@ def run_grid(config: RunConfig, dims: list[int], batches: list[int], progress: P
     running and queued. A cell that cannot run keeps its error; the grid goes on."""
     if not dims or not batches:
         raise ConfigError("a grid needs at least one dim and one batch")
-    base = validate(config, known_models=set(CATALOG))
+    base = validated(config)
     cells = [(dim, batch) for batch in batches for dim in dims]
     for dim, batch in cells:  # refuse a bad size before any work starts
-        validate(dataclasses.replace(base, dim=dim, batch=batch), known_models=set(CATALOG))
+        validated(dataclasses.replace(base, dim=dim, batch=batch))
     if ray is not None:
         done, env = run_cells(base, cells, ray, counts)
         device = next((c.device for c in done.values() if c.device), base.device)

@@ -27,8 +27,9 @@ from torch._dynamo.utils import counters
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.environment import available_host_bytes
 from fusionviz.measure.provenance import Collector, graph_nodes
+from fusionviz.measure.specs import spec_for
 from fusionviz.measure.vec_isa import probe_only_the_pick
-from fusionviz.measure.zoo import ModelSpec, get_spec
+from fusionviz.measure.zoo import ModelSpec
 from fusionviz.records.config import GRAPHED_EAGER, RunConfig
 from fusionviz.records.session import GraphBreak, GraphNode
 
@@ -56,9 +57,10 @@ def check_fits(config: RunConfig, spec: ModelSpec) -> None:
     if need > 0.9 * free:
         raise ConfigError(
             f"{config.model} at dim {config.dim}, batch {config.batch}"
-            + (f", seq {config.seq}" if config.seq else "")
-            + f" needs about {need / 2**30:.1f} GiB but {config.device} has {free / 2**30:.1f} GiB free: "
-            "reduce the batch, dim or sequence length"
+            + (f", seq {config.seq}" if config.seq else "") + (f", {config.layers} layers" if config.layers else "")
+            + f" needs about {need / 2**30:.1f} GiB (its {params:,} parameters alone take "
+            f"{params * elem / 2**30:.2f} GiB in {config.dtype}) but {config.device} has {free / 2**30:.1f} GiB "
+            "free: reduce the batch, dim, sequence length" + (" or layers" if config.layers else "")
         )
 
 
@@ -182,7 +184,7 @@ def prepare(config: RunConfig, before_inputs: Callable[[], None] | None = None
     the configuration's thread count in force. `before_inputs` is called once the model is on the device and
     before any input is made: a mode's memory is counted from there (`memory.MemoryProbe`)."""
     use_threads(config.threads)
-    spec = get_spec(config.model)
+    spec = spec_for(config)
     device = torch.device(config.device)
     if device.type == "cpu":
         probe_only_the_pick()
@@ -215,9 +217,18 @@ def make_step(config: RunConfig, model: torch.nn.Module, target: Callable[..., A
     if config.pass_ == "train":
         def train_step() -> None:
             model.zero_grad(set_to_none=True)
-            target(*inputs).float().sum().backward()
+            first_tensor(target(*inputs)).float().sum().backward()
         return train_step
     return lambda: target(*inputs)
+
+
+def first_tensor(output: Any) -> torch.Tensor:
+    """What a train step's loss is summed from: the output itself, or the first tensor of a tuple, a list or a
+    library's output record (transformers' ModelOutput is a dict of its fields, the last hidden states first)."""
+    if isinstance(output, torch.Tensor):
+        return output
+    values = output.values() if isinstance(output, dict) else output
+    return next(v for v in values if isinstance(v, torch.Tensor))
 
 
 def mode_step(config: RunConfig, mode: str, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],

@@ -26,7 +26,7 @@ from fusionviz.measure.harness import (
     time_calls,
 )
 from fusionviz.measure.protocol import Progress
-from fusionviz.measure.zoo import get_spec
+from fusionviz.measure.specs import spec_for
 from fusionviz.records.config import RunConfig, SweepRequest, bucket_sizes, sweep_sizes
 from fusionviz.records.session import StrategyRun, Sweep, SweepCall
 from fusionviz.records.trace import parse_trace
@@ -59,7 +59,7 @@ def _run_strategy(config: RunConfig, request: SweepRequest, strategy: str, sizes
     reset_dynamo()
     largest = max(sizes + buckets)
     model, _, device = prepare(sized(config, request.dimension, largest))
-    spec = get_spec(config.model)
+    spec = spec_for(config)
     axis = 0 if request.dimension == "batch" else 1
     dtype = next(model.parameters()).dtype
     inputs: dict[int, tuple[torch.Tensor, ...]] = {}

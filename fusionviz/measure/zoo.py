@@ -1,13 +1,12 @@
 """The model zoo: small models that each demonstrate one thing about fusion, and their inputs.
 
 Every model is built from the size settings (dim, seq) and fed inputs made from (batch, dim, seq), so a
-configuration names a model and its sizes, never a tensor. A user's own model is given as
-`package.module:factory`, where `factory(dim, batch, seq)` returns `(module, inputs)`.
+configuration names a model and its sizes, never a tensor. Real architectures are in `real_models`, a user's own
+model (`package.module:factory`) is loaded by `specs`, which finds any of them by name.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fusionviz.errors import ConfigError
 from fusionviz.measure.catalog import CATALOG
 
 Inputs = tuple[Tensor, ...]
@@ -206,27 +204,3 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 assert MODELS.keys() == CATALOG.keys(), "zoo and catalogue disagree"
-
-
-def get_spec(name: str) -> ModelSpec:
-    """The zoo entry for `name`, or a spec wrapping a user's `package.module:factory`."""
-    if name in MODELS:
-        return MODELS[name]
-    if ":" in name:
-        return _user_spec(name)
-    raise ConfigError(f"unknown model {name!r}: choose one of {', '.join(MODELS)} or give package.module:factory")
-
-
-def _user_spec(path: str) -> ModelSpec:
-    module_name, _, attr = path.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot load {path!r}: {exc}; give an importable package.module:factory") from exc
-
-    def inputs(batch: int, dim: int, seq: int | None) -> Inputs:
-        made = factory(dim, batch, seq)[1]
-        return tuple(made) if isinstance(made, (tuple, list)) else (made,)
-
-    # The factory makes module and inputs together; the module does not depend on the batch.
-    return ModelSpec(name=path, build=lambda dim, seq: factory(dim, 1, seq)[0], inputs=inputs)

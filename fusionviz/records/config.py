@@ -42,6 +42,7 @@ DYNAMIC_CHOICES: dict[str, bool | None] = {"false": False, "true": True, "none":
 MAX_DIM = 16384
 MAX_BATCH = 65536
 MAX_SEQ = 16384
+MAX_LAYERS = 256
 MAX_PROCESSES = 8
 MAX_ROUNDS = 200
 
@@ -50,17 +51,20 @@ MAX_ROUNDS = 200
 class RunConfig:
     """One configuration of the fusion lab: a model, its sizes, the modes to compare, and how to time them.
 
-    `seq` is the sequence length (or image side, for the conv model) and is ignored by models without
-    one. `dynamic` is passed to `torch.compile` as is (None is torch's own default: static first,
-    dynamic after the first recompile). Timing runs in `processes` fresh worker processes, each timing
-    every mode in `rounds` interleaved rounds. `threads` is the CPU thread count of every worker (ATen's
-    and Inductor's C++ kernels); None lets `validate` choose the machine's default.
+    `seq` is the sequence length (or image side, for the conv models) and is ignored by models without
+    one; `layers` the depth of a real model that has a knob for it (transformer blocks), None for its default
+    (`measure.catalog` says what each model's sizes set). `dynamic` is passed to `torch.compile` as is (None
+    is torch's own default: static first, dynamic after the first recompile). Timing runs in `processes`
+    fresh worker processes, each timing every mode in `rounds` interleaved rounds. `threads` is the CPU
+    thread count of every worker (ATen's and Inductor's C++ kernels); None lets `validate` choose the
+    machine's default.
     """
 
     model: str = "mlp"
     dim: Int64 = 512
     batch: Int64 = 256
     seq: Int64 | None = None
+    layers: Int64 | None = None
     dtype: str = "float32"
     device: str = "cpu"
     pass_: str = "inference"
@@ -131,6 +135,8 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
             raise ConfigError(f"seq must be a positive whole number, not {config.seq!r}")
         if config.seq > MAX_SEQ:
             raise ConfigError(f"seq={config.seq} is beyond this tool's bound of {MAX_SEQ}: choose a shorter sequence")
+    if config.layers is not None and (not isinstance(config.layers, int) or not 1 <= config.layers <= MAX_LAYERS):
+        raise ConfigError(f"layers must be a whole number from 1 to {MAX_LAYERS}, not {config.layers!r}")
     if config.dtype not in DTYPES:
         raise ConfigError(f"dtype {config.dtype!r} is not supported: choose from {', '.join(DTYPES)}")
     if config.pass_ not in PASSES:

@@ -13,7 +13,7 @@ import pytest
 
 from fusionviz.cli import COMMANDS, main
 from fusionviz.cli.reporter import Column, json_text, table
-from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.catalog import CATALOG, REAL_MODELS, available_models
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,16 +34,34 @@ def test_json_is_strict_with_nan_and_infinity_as_null() -> None:
 
 
 def test_models_are_listed_in_aligned_columns_and_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = available_models()
     assert main(["models"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == list(CATALOG)
-    assert {line.index(info.purpose) for line, info in zip(lines, CATALOG.values(), strict=True)} == {
-        max(map(len, CATALOG)) + 2}
+    out = capsys.readouterr()
+    lines = out.out.splitlines()
+    assert [line.split()[0] for line in lines] == list(shown)
+    assert list(shown)[:len(CATALOG)] == list(CATALOG)  # the zoo first, then the real models installed here
+    assert {line.index(info.purpose) for line, info in zip(lines, shown.values(), strict=True)} == {
+        max(map(len, shown)) + 2}
     assert lines[list(CATALOG).index("conv_block")].endswith(" [--seq: image side]")
+    missing = [name for name in REAL_MODELS if name not in shown]
+    assert (f"for {', '.join(missing)} (pip install -r requirements-models.txt" in out.err) == bool(missing)
     assert main(["models", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert listed[0] == {"name": "mlp", "purpose": CATALOG["mlp"].purpose, "seq": None}
-    assert [m["name"] for m in listed] == list(CATALOG)
+    assert listed[0] == {"name": "mlp", "purpose": CATALOG["mlp"].purpose, "seq": None, "dim": "hidden size",
+                         "layers": None, "library": None, "available": True,
+                         "defaults": {"dim": None, "batch": None, "seq": None, "layers": None}}
+    assert [m["name"] for m in listed] == [*CATALOG, *REAL_MODELS]
+    assert {m["name"] for m in listed if m["available"]} == set(shown)
+
+
+def test_a_real_model_lists_its_knobs_and_published_sizes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Whatever is installed, `--json` says what each real model's sizes set and its defaults."""
+    assert main(["models", "--json"]) == 0
+    listed = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
+    assert listed["hf:gpt2"]["defaults"] == {"dim": 768, "batch": 8, "seq": 256, "layers": 12}  # GPT-2 small
+    assert (listed["hf:gpt2"]["library"], listed["hf:gpt2"]["layers"]) == ("transformers", "transformer blocks")
+    assert listed["timm:resnet50"]["dim"] is None and listed["timm:resnet50"]["seq"] == "image side"
+    assert listed["tv:resnet18"]["library"] == "torchvision"
 
 
 def test_every_command_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
