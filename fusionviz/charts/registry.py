@@ -107,6 +107,9 @@ VIEWS: dict[str, View] = {
     "source": View("Source", "the user's lines: the eager kernels each launched and the compiled kernels it ended "
                    "in, and what kept neighbours apart", "sources", "fusionviz.charts.source_view:draw_source",
                    _words("source_caption"), takes_mode=True),
+    "modules": View("Modules", "kernel time by module of the model (`h.0.attn`, `layer3.1.conv2`), eager above "
+                    "`mode`: where in the model fusion paid", "sources", _chart("modules:draw_modules"),
+                    _words("modules_caption"), takes_mode=True),
     "latency": View("Latency", "latency per call with its spread and the speedups", "timing",
                     _chart("views:draw_latency"), _words("latency_caption")),
     "methodology": View("Methodology", "the naive snippet's speedup and kernel count next to the proper "

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from fusionviz.analysis import bytes_moved, captions, kernel_costs, ladder, what_if
 from fusionviz.analysis.bound import bound_headline
 from fusionviz.analysis.headline import Headline
+from fusionviz.analysis.modules import module_headline
 from fusionviz.analysis.report import Report
 
 Worded = Callable[[Report, str | None], Headline]
@@ -38,6 +39,11 @@ def kernels_headline(report: Report, mode: str | None = None) -> Headline:
 
 def source_headline(report: Report, mode: str | None = None) -> Headline:
     return captions.source_headline(report.focus(mode), report.source_views)
+
+
+def modules_headline(report: Report, mode: str | None = None) -> Headline:
+    run = report.focus(mode)
+    return module_headline(report.modules, run.mode if run else None)
 
 
 def latency_headline(report: Report, mode: str | None = None) -> Headline:
@@ -94,7 +100,8 @@ def roofline_headline(report: Report, mode: str | None = None) -> Headline:
 # Every view of the registry, by name (tests/unit/test_headlines.py holds the two to the same names).
 HEADLINES: dict[str, Worded] = {
     "verdict": verdict_headline, "timeline": timeline_headline, "collapse": kernels_headline,
-    "animation": kernels_headline, "source": source_headline, "latency": latency_headline,
+    "animation": kernels_headline, "source": source_headline, "modules": modules_headline,
+    "latency": latency_headline,
     "methodology": methodology_headline, "sweep_latency": sweep_latency_headline,
     "sweep_steady": sweep_steady_headline, "sweep_cumulative": sweep_cumulative_headline, "grid": grid_headline,
     "waterfall": waterfall_headline, "bytes": bytes_headline, "roofline": roofline_headline,
@@ -120,6 +127,7 @@ verdict_caption = _caption(verdict_headline)
 timeline_caption = _caption(timeline_headline)
 kernels_caption = _caption(kernels_headline)
 source_caption = _caption(source_headline)
+modules_caption = _caption(modules_headline)
 latency_caption = _caption(latency_headline)
 methodology_caption = _caption(methodology_headline)
 sweep_latency_caption = _caption(sweep_latency_headline)

@@ -2,7 +2,8 @@
 
 Compiled modes: with `provenance_tracking_level = 1` Inductor emits, for each graph it compiles (a forward, a
 train pass's backward; on an FX-graph-cache hit too), which post-grad and pre-grad nodes each generated kernel
-computes (by `kernel:handle`) and the user's source lines; `Collector` keeps them raw (`GraphProvenance`).
+computes (by `kernel:handle`) and the user's source lines; `Collector` keeps them as they came (`GraphProvenance`),
+but for the lines' files, named as this process loaded them (a cache hit replays another process's paths).
 Dynamo's captured graphs (`torch._dynamo.explain`'s) give each pre-grad node its module path and line
 (`graph_nodes`): the provenance records name nodes only.
 
@@ -31,6 +32,7 @@ import torch._inductor.config
 from torch.overrides import TorchFunctionMode
 
 from fusionviz.records.session import GraphCache, GraphNode, GraphProvenance, OpSource
+from fusionviz.records.stacks import module_files, rebased
 from fusionviz.records.trace import parse_trace
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
@@ -64,12 +66,30 @@ class Collector:
         if not self.graphs or getattr(self.graphs[-1], field):
             self.graphs.append(GraphProvenance())  # an artifact with no generated module before it
         graph = self.graphs[-1]
+        if field == "stack_traces":
+            payload = this_process_paths(payload)
         if field == "cache":
             graph.cache = _CACHE_ANSWERS[name]
             with contextlib.suppress(ValueError, AttributeError):
                 graph.graph_key = str(json.loads(payload).get("key") or "")
         else:
             setattr(graph, field, payload)
+
+
+def this_process_paths(stack_traces: str) -> str:
+    """Inductor's kernel stack traces (the JSON of `inductor_provenance_tracking_kernel_stack_traces`) with every
+    frame's file as this process loaded it (`records.stacks.rebased`): on an FX-graph cache hit Inductor replays
+    the traces of the process that compiled first, which named its own checkout's `zoo.py` and its own
+    environment's library files. Left as it came where it is not that JSON."""
+    try:
+        traces = json.loads(stack_traces)
+    except ValueError:
+        return stack_traces
+    if not isinstance(traces, dict):
+        return stack_traces
+    files = module_files(dict(sys.modules))
+    return json.dumps({handle: [rebased(t, files) if isinstance(t, str) else t for t in texts]
+                       if isinstance(texts, list) else texts for handle, texts in traces.items()})
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')

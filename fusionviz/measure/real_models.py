@@ -12,7 +12,6 @@ of a whole sequence, as training and prefill run. Attention is the library's def
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -162,11 +161,3 @@ def real_spec(name: str, layers: int | None) -> ModelSpec:
     return ModelSpec(name=name, build=lambda dim, seq: build(dim, seq or default_seq, layers), inputs=inputs,
                      activation_elements=_activations(name, layers))
 
-
-def library_version(name: str) -> str:
-    """The installed version of the library a real model is built with ("" where none is installed)."""
-    library = REAL_MODELS[name].library
-    try:
-        return str(getattr(importlib.import_module(str(library)), "__version__", ""))
-    except ImportError:
-        return ""
