@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +28,7 @@ from fusionviz.measure.catalog import (
 from fusionviz.records.config import RunConfig
 
 
-def config(model: str, **sizes: object) -> RunConfig:
+def config(model: str, **sizes: Any) -> RunConfig:
     return replace(RunConfig(model=model, dim=64, batch=2, modes=("eager", "default")), **sizes)
 
 
@@ -97,3 +99,14 @@ def test_listing_the_models_imports_neither_torch_nor_a_model_library() -> None:
             "print(sorted(m for m in ('torch', 'transformers', 'timm', 'torchvision') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_cli_refuses_a_width_the_heads_do_not_split_before_starting_a_worker(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from fusionviz.cli import main
+
+    out = f"{tmp_path}/s.json.gz"
+    assert main(["run", "--model", "hf:gpt2", "--dim", "100", "--batch", "2", "--device", "cpu", "--out", out]) == 2
+    assert "hf:gpt2 splits its hidden size into attention heads of 64" in capsys.readouterr().err
+    assert main(["run", "--model", "mlp", "--batch", "2", "--device", "cpu", "--out", out]) == 2
+    assert "mlp has no default size: give --dim" in capsys.readouterr().err
