@@ -121,9 +121,10 @@ with st.sidebar:
                            "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)})
     measuring = st.container()
 
-# The measuring widgets' device list waits for the worker's first answer, seconds on a freshly started server
-# (ui/warm.py starts the worker once a first script run has ended): until it has come, what is on screen is drawn
-# first. A browser's first run draws the top of what is on screen and nothing else (ui/page.py).
+# The measuring widgets' device list waits for the worker's first answer, which a freshly started server has not
+# had (ui/warm.py starts the worker once the first chart is on screen, so that torch's import does not take a core
+# from it): until it has come, what is on screen is drawn first. A browser's first run draws the top of what is on
+# screen and nothing else (ui/page.py).
 config: RunConfig | None = None
 clicked = False
 top_first = shown is not None and top_only("lab")
@@ -164,7 +165,7 @@ else:
         else:
             lab.show_rest(report, AT_DESK)
     # The presentation's view is on the page in both modes too, hidden at the desk, so the toggle restyles the
-    # page in the browser and reruns nothing else (0.40 s where a rerun of the page mounted the view's chart).
+    # page in the browser and reruns nothing else: a rerun of the page mounted the view's chart anew.
     if not top_first:
         with web.presentation_only("lab"):
             lab.present(report, PRESENTING, analyse(grid) if grid else None)

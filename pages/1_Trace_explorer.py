@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.kernel_diff import DIFF_COLUMNS
+from fusionviz.analysis.kernel_diff import DIFF_COLUMNS, pair_headline
 from fusionviz.analysis.kernel_tables import pair_summary
 from fusionviz.analysis.links import LINK_WORDS
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.analysis.sentences import per_iteration
 from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame
+from fusionviz.charts.export import session_name
 from fusionviz.charts.source_view import trace_source_figure
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings
@@ -79,6 +80,8 @@ def per_call_option(session: Session, raw: bytes, name: str, key: str) -> Sessio
 
 
 def show_one(report: Report) -> None:
+    """One file: its headline, then its timeline, source lines, top kernels and, at the desk, its statistics and
+    kernel table."""
     session = report.session
     sections.show_source(report)
     sections.show_trace_notes(report)
@@ -86,6 +89,7 @@ def show_one(report: Report) -> None:
         st.info("This file is a shape sweep, with no kernel timeline of its own: open it on the **Dynamic "
                 "shapes** page.")
         return
+    sections.show_headline(report.headline)
     sections.show_run_problems(session)
     st.subheader("Kernel timeline")
     sections.show_timeline(report, "x_timeline")
@@ -112,7 +116,7 @@ def show_trace_lines(report: Report) -> None:
     for mode, view in report.trace_lines.items():
         st.subheader("Source lines" if len(report.trace_lines) == 1 else f"Source lines: {plain(mode)}")
         sections.restyled_chart(trace_source_figure(view, mode), f"x_lines_{mode}",
-                                ChartSettings.presentation().chart_px)
+                                ChartSettings.presentation().chart_px, stamp=sections.stamp_of(report))
         st.caption(f"{len(view.lines)} lines of code, from the stack traces in the trace's events (Inductor's "
                    "trace handler writes them on kernels, torch 2.13's profiler on ops); a kernel several lines "
                    "gave rise to counts on each of them.")
@@ -153,6 +157,8 @@ def kernel_table(report: Report) -> None:
 
 
 def show_pair(a: Report, b: Report) -> None:
+    """Two files' runs against each other: a headline of B's kernels against A's, their timelines, their figures
+    side by side with the kernel time by class (stamped with both files), and the kernels that differ."""
     with st.columns(2)[0]:
         for side, report in (("A", a), ("B", b)):
             st.caption(f"{side}: {plain(report.source.line())}")
@@ -168,12 +174,18 @@ def show_pair(a: Report, b: Report) -> None:
         st.info("Both files need a run with kernels to compare.")
         return
     pair = analyse(pair_session(run_a, run_b, run_a.mode, run_b.mode))
-    sections.show_timeline(pair, "pair_timeline")
-    tables.show(pair_summary(run_a, run_b), "pair_summary")
-    sections.restyled_chart(class_stats_figure(list(pair.runs.values())), "pair_classes",
-                            ChartSettings.presentation().chart_px)
     diff = pair.pair_diff
     assert diff is not None  # two runs with kernels (mode_picker)
+    summary = pair_summary(run_a, run_b)
+    sections.show_headline(pair_headline(summary, diff))
+    stamp = sections.stamp_of(pair, " vs ".join(session_name(r.source) for r in (a, b)))
+    sections.show_timeline(pair, "pair_timeline", stamp)
+    figures, classes = st.columns(2)
+    with figures:
+        tables.show(summary, "pair_summary")
+    with classes:
+        sections.restyled_chart(class_stats_figure(list(pair.runs.values()), sections.half(ChartSettings())),
+                                "pair_classes", ChartSettings.presentation().chart_px, stamp=stamp)
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first; `replaced`: the kernels "
                 "of A that B's took the place of)")
     tables.show(diff.table, "pair_diff", helps=DIFF_COLUMNS)

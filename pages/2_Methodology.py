@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fusionviz.analysis.methodology import METHODOLOGY_COLUMNS, Methodology, methodology
+from fusionviz.analysis.captions import methodology_headline
+from fusionviz.analysis.methodology import SHOWN_COLUMNS, Methodology, methodology
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.measure.catalog import CATALOG
 from fusionviz.measure.service import NaiveRun, SessionRun
@@ -66,16 +67,19 @@ for slot in ("m_proper", "m_naive"):  # followed on every run, so a rerun while 
     backend.follow(slot)
 
 def show(report: Report, against: Methodology | None) -> None:
-    """The naive loop against the proper measurement of `report`'s session: its chart, table and note."""
+    """The naive loop against the proper measurement of `report`'s session: its headline (what the naive loop
+    claims beside the measurement, the note on how far apart they are folded away), its chart, and every figure
+    as text, folded away too."""
     sections.show_source(report)
     sections.show_run_problems(report.session)
     if against is None or against.note is None:
         st.info(f"{plain(against.naive.mode if against else mode)} did not run properly here, so there is nothing "
                 "to compare.")
         return
-    sections.chart(sections.methodology_chart(against, settings), "methodology", stamp=report.source.stamp)
-    tables.show(against.table, "m_table", helps=METHODOLOGY_COLUMNS)
-    st.caption(plain(against.note))
+    sections.show_headline(methodology_headline(against, report.comparisons), "How far apart they are")
+    sections.chart(sections.methodology_chart(against, settings), "methodology", stamp=sections.stamp_of(report))
+    with st.expander("All numbers"):
+        tables.show(against.shown, "m_table", helps=SHOWN_COLUMNS)
 
 
 naive: NaiveResult | None = state.result(naive_run.key)

@@ -11,7 +11,7 @@ import streamlit as st
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.views import view_problem
 from fusionviz.errors import TalkFileError
-from fusionviz.records.talk import Talk, missing_sessions
+from fusionviz.records.talk import Talk, configurations_drawn_twice, missing_sessions
 from ui import backend, served_views, story
 from ui.page import setup_page
 from ui.text import plain
@@ -41,7 +41,8 @@ with st.sidebar:
     seconds = story.pace("story_pace")
     if talk is not None:
         story.scene_list(talk)
-        for line in missing_sessions(talk, set(backend.library()[0])):
+        shelf = backend.library()[0]
+        for line in [*missing_sessions(talk, set(shelf)), *configurations_drawn_twice(talk, shelf)]:
             st.caption(plain(line))
     st.caption("→ / ← or a clicker's Page Down / Page Up step through the scenes.")
 

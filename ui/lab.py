@@ -10,11 +10,13 @@ from typing import Any, Literal
 import streamlit as st
 
 from fusionviz.analysis.grid import GRID_COLUMNS
+from fusionviz.analysis.headline import times
 from fusionviz.analysis.links import Collapse
+from fusionviz.analysis.methodology import SHOWN_COLUMNS
 from fusionviz.analysis.report import Report, analyse
-from fusionviz.analysis.summary import SUMMARY_COLUMNS
+from fusionviz.analysis.summary import SUMMARY_COLUMNS, Comparison
 from fusionviz.analysis.timing import Verdict
-from fusionviz.analysis.verdict import spread_words
+from fusionviz.analysis.verdict import exact_words, result_words, spread_words
 from fusionviz.charts.collapse import collapse_animation, collapse_figure
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.grid import grid_figure
@@ -31,7 +33,7 @@ from ui.text import plain
 PRESENTED = views_needing("runs", "sources", "timing", "naive")
 GRID = "grid"  # also the heat map's chart key at the desk, which the click callback reads
 PRESENT_GRID = "present_grid"  # the presentation's heat map, on the page beside the desk's (hidden in turn)
-LAB_CHART_PX = story.SCREEN_CHART_PX - 90  # room for the page title and the view selector above
+LAB_CHART_PX = story.PAGE_CHART_PX  # under the page title and the view selector
 PLOT_KEY = "present_view_plot"  # the presentation's plot, for every view but the animation and the heat map
 AHEAD = 2  # views fetched ahead in the browser past the one on screen while presenting
 # A speedup's arrow and colour by its verdict, named rather than left to Streamlit's sign rule: the delta is a
@@ -41,6 +43,8 @@ VERDICT_LOOKS: dict[Verdict, tuple[Literal["up", "down", "off"], Literal["green"
 
 
 def show_metrics(report: Report) -> None:
+    """Each compiled mode's speedup and kernels against eager, in the headline's words ("10x faster", its p10–p90
+    rounded alike): one screen never says "10x" and "10.00×" of one number. The exact figures are the hover."""
     session, compared = report.session, report.comparisons
     eager = session.run("eager")
     compiled = [r for r in session.runs if r.mode != "eager"]
@@ -51,16 +55,24 @@ def show_metrics(report: Report) -> None:
             col.metric(r.mode, r.status.replace("_", " "))
             continue
         if vs is not None:
-            s = vs.speedup
             arrow, colour = VERDICT_LOOKS.get(vs.verdict, ("off", "gray"))
-            col.metric(f"{plain(r.mode)} speedup", f"{s.median:.2f}×",
-                       delta=f"{vs.verdict} ({s.low:.2f}–{s.high:.2f}×)", delta_arrow=arrow, delta_color=colour,
-                       help=f"median and p10–p90 of eager's time / {plain(r.mode)}'s in the same round, "
-                            + spread_words(s))
+            col.metric(f"{plain(r.mode)} against eager", result_words(vs), delta=interval_words(vs),
+                       delta_arrow=arrow, delta_color=colour,
+                       help=f"{exact_words(vs)}: the median and p10–p90 of eager's time / {plain(r.mode)}'s in the "
+                            f"same round, {spread_words(vs.speedup)}")
         change = r.summary.kernels_per_iteration - eager.summary.kernels_per_iteration
         col.metric(f"{plain(r.mode)} kernels / iteration", f"{r.summary.kernels_per_iteration:g}",
                    delta=f"{change:+g} vs eager" if change else "same as eager", delta_color="inverse" if change
                    else "off", delta_arrow="auto" if change else "off")
+
+
+def interval_words(vs: Comparison) -> str:
+    """A speedup's p10–p90 in the words of its headline (`result_words`), rounded alike: "8.7–12x" of a mode
+    10x faster, "1.2–1.4x slower" of one 1.3x slower (eager's time over the mode's, inverted)."""
+    s = vs.speedup
+    if vs.verdict == "slower":
+        return f"p10–p90 {times(1 / s.high).removesuffix('x')}–{times(1 / s.low)} slower"
+    return f"p10–p90 {times(s.low).removesuffix('x')}–{times(s.high)}"
 
 
 def show_graph_breaks(session: Session) -> None:
@@ -89,7 +101,7 @@ def show_collapse(report: Report, settings: ChartSettings, *, animated: bool) ->
     if eager is None or not eager.ok or compiled is None or compiled.mode not in report.collapses:
         st.info("The collapse view needs eager and a compiled mode that both ran.")
         return
-    collapse, stamp = report.collapses[compiled.mode], report.source.stamp
+    collapse, stamp = report.collapses[compiled.mode], sections.stamp_of(report)
     if animated:
         seconds = story.pace("lab_pace")
         sections.chart(memo(collapse, ("animation", settings, seconds),
@@ -117,7 +129,7 @@ def show_grid(grid: Report, settings: ChartSettings) -> None:
     """A crossover grid's heat map (click a cell to show it below), its sentence and every cell's figures."""
     assert grid.grid is not None
     sections.chart(grid_figure(grid, settings), GRID, selectable=on_screen.pick_clicked_cell,
-                   stamp=grid.source.stamp, settings=settings)
+                   stamp=sections.stamp_of(grid), settings=settings)
     st.markdown(plain(grid.grid.sentence))
     with st.expander("Every cell"):
         tables.show(grid.grid.table, "lab_grid_table", helps=GRID_COLUMNS, presentable=False)
@@ -216,28 +228,29 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
                 "set against.")
         return
     st.subheader("The naive loop against this measurement")
-    sections.chart(sections.methodology_chart(methodology, settings), "methodology", stamp=report.source.stamp,
+    sections.chart(sections.methodology_chart(methodology, settings), "methodology", stamp=sections.stamp_of(report),
                    settings=settings)
-    tables.show(methodology.table, "lab_methodology", presentable=False)
+    tables.show(methodology.shown, "lab_methodology", helps=SHOWN_COLUMNS, presentable=False)
     st.caption(plain(methodology.note))
 
 
 def show_top(report: Report, settings: ChartSettings, *, live: bool = False) -> None:
-    """The top of one session's sections: the verdict, its metrics and its two charts (`show_rest` draws the
-    others). What could have skewed the timing is a warning for a `live` run (this machine, now), and a small
-    note under the verdict for a recorded one: a visitor read two yellow boxes about how the library was recorded
-    as a problem of their own. Its tables have no presentation form: the lab's presentation mode draws other
-    views (`present`)."""
+    """The top of one session's sections: its headline (what a speaker reads aloud, its mechanism on one line, the
+    verdict's exact figures folded away), its metrics and its two charts (`show_rest` draws the others). What
+    could have skewed the timing is a warning for a `live` run (this machine, now), and a small note under the
+    headline for a recorded one: a visitor read two yellow boxes about how the library was recorded as a problem
+    of their own. Its tables have no presentation form: the lab's presentation mode draws other views
+    (`present`)."""
     session = report.session
     if live:
         for line in report.warnings:
             st.warning(plain(line))
-    st.markdown(f"#### {plain(report.verdict)}")
+    sections.show_headline(report.headline)
     if report.warnings and not live:
         st.caption("Recorded with the machine not quiet: " + " ".join(plain(line) for line in report.warnings))
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
     show_metrics(report)
-    stamp = report.source.stamp
+    stamp = sections.stamp_of(report)
     left, right = st.columns(2)
     with left:
         if report.timed:
@@ -287,28 +300,29 @@ def warm_parts(session: Session) -> list[Callable[[], object]]:
 
     def analysis() -> Report:
         report = analyse(session)
-        report.verdict, report.summary, report.warnings  # noqa: B018 (each part is computed when first asked for)
+        report.headline, report.summary, report.warnings  # noqa: B018 (each part is computed when first asked for)
         return report
 
     def charts() -> None:
         report = analysis()
         if report.timed:
-            sections.drawn_json(_latency(report, settings), report.source.stamp, settings)
-        sections.drawn_json(_metrics(report, settings), report.source.stamp, settings)
+            sections.drawn_json(_latency(report, settings), sections.stamp_of(report), settings)
+        sections.drawn_json(_metrics(report, settings), sections.stamp_of(report), settings)
 
     def timeline() -> None:
-        timeline_view.warm(analysis(), "timeline")
+        report = analysis()
+        timeline_view.warm(report, "timeline", sections.stamp_of(report))
 
     def collapse() -> None:
         report = analysis()
         compiled = [r.mode for r in report.drawable if r.mode != "eager"]
         if compiled and compiled[0] in report.collapses:
-            sections.drawn_json(_collapse(report.collapses[compiled[0]], settings), report.source.stamp, settings)
+            sections.drawn_json(_collapse(report.collapses[compiled[0]], settings), sections.stamp_of(report), settings)
 
     def methodology() -> None:
         report = analysis()
         if report.methodology is not None and report.methodology.note is not None:
-            sections.drawn_json(sections.methodology_chart(report.methodology, settings), report.source.stamp,
+            sections.drawn_json(sections.methodology_chart(report.methodology, settings), sections.stamp_of(report),
                                 settings)
 
     def presentation() -> None:

@@ -3,17 +3,19 @@ kernel table with generated code, per-kernel statistics and downloads."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from fusionviz.analysis.headline import Headline
 from fusionviz.analysis.methodology import Methodology
 from fusionviz.analysis.report import Report
 from fusionviz.analysis.sentences import per_iteration
 from fusionviz.analysis.sources import find_source
-from fusionviz.charts.export import camera_options, stamped
+from fusionviz.charts.export import camera_options, source_stamp, stamped
 from fusionviz.charts.methodology import methodology_figure
 from fusionviz.charts.stats import class_stats_figure
 from fusionviz.charts.style import ChartSettings, restyled_layout
@@ -21,6 +23,24 @@ from fusionviz.records.session import ModeRun, Session
 from ui import state, tables, timeline_view, web
 from ui.memo import figure_json, memo
 from ui.text import plain
+
+
+def stamp_of(report: Report, opened_as: str | None = None) -> str:
+    """The stamp of a chart drawn from `report`: the session by its file's name (`opened_as`, else the name it was
+    opened as, its label), the device, torch and the capture's minute (`charts.export.source_stamp`), so that two
+    recordings of one configuration are told apart on screen."""
+    return source_stamp(report.source, opened_as)
+
+
+def show_headline(headline: Headline, details: str = "Every figure, exactly") -> None:
+    """What a screen leads with: the headline as its heading, its mechanism on one line under it, and its details
+    (the exact figures with their intervals) folded away."""
+    st.markdown(f"### {plain(headline.text)}")
+    if headline.mechanism:
+        st.markdown(plain(headline.mechanism))
+    if headline.details:
+        with st.expander(details):
+            st.markdown("\n".join(f"- {plain(line)}" for line in headline.details))
 
 
 def show_source(report: Report, opened_as: str | None = None) -> None:
@@ -90,19 +110,29 @@ def stamped_figure(fig: Any, stamp: str | None, settings: ChartSettings) -> Any:
     return memo(fig, ("stamped", stamp, settings), lambda: stamped(fig, stamp, settings))
 
 
-def restyled_chart(fig: go.Figure, key: str, present_height: int) -> None:
-    """A chart drawn at the desk's settings that carries its presentation layout (`present_height` high): on a
-    page that restyles in the browser, the presentation toggle redraws it there (`web.plot`)."""
+def restyled_chart(fig: go.Figure, key: str, present_height: int, *, stamp: str | None = None) -> None:
+    """A chart drawn at the desk's settings, stamped with the session it drew when given, that carries its
+    presentation layout (`present_height` high): on a page that restyles in the browser, the presentation toggle
+    redraws it there (`web.plot`)."""
     desk, presented = ChartSettings(), ChartSettings.presentation()
     name = f"fusionviz-{key}"
+    fig = stamped_figure(fig, stamp, desk)
     present = web.Presented.of(restyled_layout(fig, presented, present_height), camera_options(presented, name))
     web.plot(fig.to_json(), key, camera_options(desk, name), present=present)
 
 
-def show_timeline(report: Report, key: str) -> None:
-    """The kernel timeline (a fragment: its controls rerun it alone); a clicked kernel shows its generated
-    source underneath. See ui/timeline_view.py."""
-    timeline_view.show_timeline(report, key, show_kernel_code)
+COLUMN_GAP_PX = 16  # Streamlit's gap between two columns
+
+
+def half(settings: ChartSettings) -> ChartSettings:
+    """`settings` for a chart in one of two columns: its plot half as wide, so that titles wrap to that width."""
+    return dataclasses.replace(settings, plot_px=(settings.plot_px - COLUMN_GAP_PX) // 2)
+
+
+def show_timeline(report: Report, key: str, stamp: str | None = None) -> None:
+    """The kernel timeline (a fragment: its controls rerun it alone), stamped with the session it drew (`stamp`,
+    else the report's own); a clicked kernel shows its generated source underneath. See ui/timeline_view.py."""
+    timeline_view.show_timeline(report, key, show_kernel_code, stamp or stamp_of(report))
 
 
 def show_kernel_code(run: ModeRun, name: str, origin: str) -> None:
@@ -157,7 +187,7 @@ def show_class_stats(report: Report, settings: ChartSettings, key: str) -> None:
     if not runs:
         return
     chart(memo(report, ("class_stats", settings), lambda: class_stats_figure(runs, settings)), f"{key}_classes",
-          settings=settings)
+          settings=settings, stamp=stamp_of(report))
     for shown in runs:
         st.markdown(_counts(shown.run))
 

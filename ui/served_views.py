@@ -22,7 +22,7 @@ from typing import Any
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.export import camera_options
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import scene_caption, view_problem
+from fusionviz.charts.views import view_problem
 from fusionviz.lru import LRU
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Talk
@@ -35,7 +35,7 @@ KEPT = 256  # views offered, most recently first: every presented view of a few 
 @dataclass(frozen=True)
 class _Offered:
     """A view offered under a name: what `story.show_view` is asked for it (a talk's scene adds its `zoom`,
-    caption `template` and pace), and the mark of its caption's element (`story.caption_html`)."""
+    caption `template` and pace), and the mark of its headline's element (`story.headline_html`)."""
 
     report: weakref.ref[Report]
     view: str
@@ -51,16 +51,17 @@ class _Offered:
         """The view as JSON, once no page run is in flight (the browser asks for the next views as soon as the
         presentation's plot arrives, in the middle of a session switch's run): `figure`, what the presentation's
         plot is sent for it (`sections.drawn_json` of `story.kept_figure`, itself JSON), and `caption`, its
-        caption's HTML; None once its session is gone. The caption is made here, not in the run that offers the
-        view, which a session switch waits for."""
+        headline's HTML (`story.headline_html`); None once its session is gone. The headline is made here, not in
+        the run that offers the view, which a session switch waits for."""
         scheduler().wait_quiet()
         report = self.report()
         if report is None:
             return None
         fig = story.kept_figure(report, self.view, self.settings, mode=self.mode, zoom=self.zoom,
                                 seconds=self.seconds, height=self.height)
-        caption = story.caption_html(scene_caption(report, self.template, self.view, self.mode), self.caption)
-        return json.dumps({"figure": sections.drawn_json(fig, report.source.stamp, self.settings),
+        caption = story.headline_html(story.scene_headline(report, self.view, self.mode, self.template),
+                                      self.caption)
+        return json.dumps({"figure": sections.drawn_json(fig, sections.stamp_of(report), self.settings),
                            "caption": caption})
 
 

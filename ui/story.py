@@ -3,17 +3,20 @@ mode), and stepping through a talk with buttons, the arrow keys or a clicker."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
+from fusionviz.analysis.headline import Headline
 from fusionviz.analysis.report import Report, analyse
 from fusionviz.charts.export import NO_BROWSER, gif_bytes, html_bytes, image_bytes, image_export_available, slide
 from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import scene_caption, view_figure, view_problem
+from fusionviz.charts.view_captions import view_headline
+from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.records.session import Session
 from fusionviz.records.talk import Scene, Talk
 from ui import sections, state, web
@@ -21,45 +24,80 @@ from ui.background import Priority, scheduler
 from ui.memo import memo
 from ui.text import plain
 
-# The chart's height on a 1920 × 1080 screen under a title row and a one-line caption (measured in Chromium,
-# tests/e2e): tall enough to read from the back of a room, short enough that nothing lies below the fold.
-SCREEN_CHART_PX = 900
+# The chart's height on a 1920 × 1080 screen under the title row, a one-line headline and its line of mechanism
+# (measured in Chromium, tests/e2e/test_scene_type.py): tall enough to read from the back of a room, short enough
+# that nothing lies below the fold. A headline of two lines takes one line's height off the chart (`fitted_height`).
+SCREEN_CHART_PX = 850
+PAGE_CHART_PX = SCREEN_CHART_PX - 90  # on a page of its own: room for its title and a view selector above
 PACES = [2, 3, 4, 6, 8, 12]  # seconds the animation takes from eager to merged
 DEFAULT_PACE = 4
 SCENE_PLOT = "story_scene"  # the plot a talk's scenes are drawn on (`show_scene`)
 NAV, BACK, NEXT = "story_nav", "◀ back", "next ▶"  # the talk's buttons, and the container they are in
 
+# A screen's type, fixed: legible from the back of a room at 1920 × 1080 (issue 45's floors: a headline 40 px, a
+# caption 24 px). Text too long for its line is written shorter (the budgets of `analysis.headline`), never set
+# smaller.
+HEADLINE_PX = 42
+LINE_PX = 26
+HEADLINE_LEADING = 1.2  # a headline line's height, in its font size
+LINE_LEADING = 1.4
+HEADLINE_EM_PER_CHAR = 0.52  # the widest a character of the page's font (semibold) runs on average, in em
+# The narrowest the headline is laid out in: the main column at 1920 wide with the sidebar open (measured in
+# Chromium), so that a headline that wraps there is given its second line.
+HEADLINE_ROOM_PX = 1460
 
 
-CAPTION_EM_PER_CHAR = 0.52  # the widest a character of the page's font runs on average, in em (measured wider
-# than Source Sans' mean so that a caption of capitals and digits fits too)
+def headline_lines(text: str) -> int:
+    """The lines `text` takes as a headline in HEADLINE_ROOM_PX (1 or 2: a headline has 12 words at most)."""
+    per_line = int(HEADLINE_ROOM_PX / (HEADLINE_EM_PER_CHAR * HEADLINE_PX))
+    return 1 if len(text) <= per_line else 2
 
 
-def caption_html(text: str, name: str) -> str:
-    """One line of large text, so the chart never moves: a caption too long for the width it is given (the
-    sidebar open) is set smaller to fit, in the container's width units, and ends in an ellipsis (whole on
-    hover) only past half size, where it was cut to its first words. Marked `data-fv-caption="<name>"`, for
-    a view picker that switches it in the browser (`web.Picker`)."""
-    fit = f"calc(100cqw / {max(len(text), 1) * CAPTION_EM_PER_CHAR:.1f})"
-    return (f'<div data-fv-caption="{html.escape(name)}" style="container-type: inline-size"><div '
-            f'title="{html.escape(text)}" style="font-size: clamp(0.8rem, {fit}, 1.6rem); line-height: 2.3rem; '
-            f'white-space: nowrap; overflow: hidden; text-overflow: ellipsis">{html.escape(text)}</div></div>')
+def fitted_height(headline: Headline, height: int) -> int:
+    """The chart's `height` (laid out under a one-line headline) less the lines the headline takes beyond one."""
+    return height - (headline_lines(headline.text) - 1) * round(HEADLINE_PX * HEADLINE_LEADING)
+
+
+def headline_html(headline: Headline, name: str) -> str:
+    """The screen's headline at HEADLINE_PX, and under it its mechanism on one line at LINE_PX, both fixed: what
+    a speaker reads aloud, then why. The details are the headline's hover (a fold the room does not see). A
+    line that still outgrows its width (a talk's own caption template) ends in an ellipsis, whole on hover;
+    the shipped talk's never do (tests/e2e/test_scene_type.py). Marked `data-fv-caption="<name>"`, for a view
+    picker that switches it in the browser (`web.Picker`)."""
+    details = html.escape(" ".join(headline.details) or headline.text)
+    line = html.escape(headline.mechanism)
+    return (f'<div data-fv-caption="{html.escape(name)}">'
+            f'<div data-fv-headline title="{details}" style="font-size: {HEADLINE_PX}px; font-weight: 600; '
+            f'line-height: {HEADLINE_LEADING}; margin: 0">{html.escape(headline.text)}</div>'
+            f'<div data-fv-line title="{line}" style="font-size: {LINE_PX}px; line-height: {LINE_LEADING}; '
+            f'min-height: {LINE_LEADING}em; white-space: nowrap; overflow: hidden; text-overflow: ellipsis">'
+            f'{line}</div></div>')
+
+
+def scene_headline(report: Report, view: str, mode: str | None = None, template: str | None = None) -> Headline:
+    """What a view's screen leads with (`view_headline`): its headline, and under it its mechanism or, where a
+    talk's scene gives a caption template, that template filled from the data."""
+    headline = view_headline(report, view, mode)
+    if template is None:
+        return headline
+    return dataclasses.replace(headline, mechanism=template.format(**report.caption_fields(mode)))
 
 
 def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,
               zoom: tuple[float, float] | None = None, caption: str | None = None, seconds: float = 4.0,
               height: int = SCREEN_CHART_PX, on_click: Callable[[], None] | None = None,
               picker: web.Picker | None = None) -> None:
-    """The view's caption (the template given, else the view's own) and its figure at `height`, stamped
-    with where the data came from (`on_click` is called with a clicked point, `state.selected_points(key)`; the
-    plot follows `picker` in the browser); a sentence instead where the session cannot show the view."""
+    """The view's headline and its line (`scene_headline`: `caption`, a talk's template, in place of the
+    mechanism) and its figure at `height` (`fitted_height`), stamped with the session it drew (`on_click` is
+    called with a clicked point, `state.selected_points(key)`; the plot follows `picker` in the browser); a
+    sentence instead where the session cannot show the view."""
     problem = view_problem(report, view, mode)
     if problem:
         st.info(plain(problem[0].upper() + problem[1:] + "."))
         return
-    st.html(caption_html(scene_caption(report, caption, view, mode), key))
+    st.html(headline_html(scene_headline(report, view, mode, caption), key))
     fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
-    sections.chart(fig, key, stamp=report.source.stamp, selectable=on_click or False, settings=settings,
+    sections.chart(fig, key, stamp=sections.stamp_of(report), selectable=on_click or False, settings=settings,
                    name=slide_name(report, view), picker=picker)
 
 
@@ -70,10 +108,12 @@ def slide_name(report: Report, view: str) -> str:
 
 def kept_figure(report: Report, view: str, settings: ChartSettings, *, mode: str | None = None,
                 zoom: tuple[float, float] | None = None, seconds: float = 4.0, height: int = SCREEN_CHART_PX) -> Any:
-    """The view's figure at `height`, kept per report: a story step or a view switch back to this view draws it
-    from memory, and one built ahead (`build_next`, ui/served_views.py) is the one drawn."""
+    """The view's figure at `height` less the room its headline takes (`fitted_height`), kept per report: a story
+    step or a view switch back to this view draws it from memory, and one built ahead (`build_next`,
+    ui/served_views.py) is the one drawn."""
     return memo(report, ("view", view, settings, mode, zoom, seconds, height), lambda: view_figure(
-        report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(height=height))
+        report, view, settings, mode=mode, zoom=zoom, seconds=seconds).update_layout(
+        height=fitted_height(view_headline(report, view, mode), height)))
 
 
 def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = None,
@@ -86,7 +126,7 @@ def slide_downloads(report: Report, view: str, key: str, *, mode: str | None = N
 
     def figure() -> Any:
         return slide(view_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds),
-                     report.source.stamp, settings)
+                     sections.stamp_of(report), settings)
 
     images = image_export_available()
     name = slide_name(report, view)
@@ -157,7 +197,7 @@ def build_view(report: Report, view: str, settings: ChartSettings, *, mode: str 
     the lab's presentation drawn hidden at the desk); nothing where the session cannot show the view."""
     if not view_problem(report, view, mode):
         fig = kept_figure(report, view, settings, mode=mode, zoom=zoom, seconds=seconds, height=height)
-        sections.drawn_json(fig, report.source.stamp, settings)
+        sections.drawn_json(fig, sections.stamp_of(report), settings)
 
 
 def scene_build(scene: Scene, library: dict[str, Session], settings: ChartSettings,

@@ -11,10 +11,9 @@ from fusionviz.analysis.sweep import SWEEP_SUMMARY_COLUMNS, SweepReport, strateg
 from fusionviz.charts.registry import VIEWS, views_needing
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
-from fusionviz.charts.views import view_figure
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session, StrategyRun
-from ui import backend, sections, state, tables
+from ui import backend, sections, state, story, tables
 from ui.text import plain
 
 LIVE, RECORDED, UPLOAD = "Your latest run", "Recorded sweep (sessions/)", "Upload a sweep file"
@@ -152,13 +151,14 @@ def show_kernels(report: Report) -> None:
 
 
 def present(report: Report, settings: ChartSettings) -> None:
-    """Presentation mode: one chart (a sweep's view) or one section per screen."""
+    """Presentation mode: one view of the sweep per screen, led by its headline and sized to the screen
+    (`story.show_view`), or one section."""
     assert report.sweep is not None  # the page shows sweeps only
     labels = {VIEWS[v].label: v for v in PRESENTED}
     shown = st.radio("Show", [*labels, "Summary", "Kernels"], horizontal=True, key="s_present_view",
                      label_visibility="collapsed")
     if shown in labels:
-        sections.chart(view_figure(report, labels[shown], settings), f"s_{labels[shown]}")
+        story.show_view(report, labels[shown], settings, f"s_{labels[shown]}", height=story.PAGE_CHART_PX)
     elif shown == "Summary":
         show_summary(report.sweep)
     else:
@@ -166,17 +166,21 @@ def present(report: Report, settings: ChartSettings) -> None:
 
 
 def show_report(report: Report, settings: ChartSettings) -> None:
-    """Every section of one sweep, top to bottom."""
+    """Every section of one sweep, top to bottom: its headline (which strategy pays over the schedule), the
+    latency of every call, then the steady state and the running total side by side (laid out half as wide)."""
     assert report.sweep is not None  # the page shows sweeps only
     session = report.session
-    sections.chart(sweep_latency_figure(report, settings), "s_latency")
+    stamp = sections.stamp_of(report)
+    sections.show_headline(report.headline)
+    sections.chart(sweep_latency_figure(report, settings), "s_latency", stamp=stamp)
     st.caption("◆ marks a call that compiled (hover for the compile time and Dynamo's recompile reason); ✕ marks "
                "a call Dynamo ran in eager after the recompile limit. The y axis is logarithmic.")
     left, right = st.columns(2)
+    halved = sections.half(settings)
     with left:
-        sections.chart(sweep_steady_figure(report, settings), "s_steady")
+        sections.chart(sweep_steady_figure(report, halved), "s_steady", stamp=stamp, settings=halved)
     with right:
-        sections.chart(sweep_cumulative_figure(report, settings), "s_cumulative")
+        sections.chart(sweep_cumulative_figure(report, halved), "s_cumulative", stamp=stamp, settings=halved)
     st.subheader("Summary per strategy")
     show_summary(report.sweep)
     st.subheader("Kernels of one shape, side by side")

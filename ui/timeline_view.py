@@ -19,7 +19,7 @@ import streamlit as st
 from fusionviz.analysis.captions import stretch_words
 from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.report import Report
-from fusionviz.charts.export import camera_options
+from fusionviz.charts.export import camera_options, stamped
 from fusionviz.charts.style import ChartSettings
 from fusionviz.charts.timeline import (
     CLICK_KERNELS,
@@ -53,14 +53,15 @@ def frames(run: ModeRun) -> tuple[pd.DataFrame, pd.DataFrame]:
     return memo(run, ("frames",), lambda: (run.kernel_frame(), run.cpu_op_frame()))  # type: ignore[no-any-return]
 
 
-def show_timeline(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None]) -> None:
-    """The kernel timeline with its controls, as a fragment; `show_code` shows a clicked kernel's source. The
-    plot carries its presentation layout: a presentation toggle redraws it in the browser."""
-    _timeline_fragment(report, key, show_code)
+def show_timeline(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None], stamp: str) -> None:
+    """The kernel timeline with its controls, as a fragment, stamped `stamp` (the session it drew); `show_code`
+    shows a clicked kernel's source. The plot carries its presentation layout: a presentation toggle redraws it
+    in the browser."""
+    _timeline_fragment(report, key, show_code, stamp)
 
 
 @st.fragment
-def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None]) -> None:
+def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, str, str], None], stamp: str) -> None:
     session, runs = report.session, report.drawable
     iterations = max((r.summary.iterations for r in runs if r.summary), default=1)
     controls = st.columns([2, 2, 3, 1]) if iterations > 1 else st.columns([2, 3, 1])
@@ -89,7 +90,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
         controls[-1].button("Whole", key=f"{key}_whole", help="Show the whole window again",
                             on_click=state.set_timeline_window, args=(key, None))
 
-    drawn = _figure(report, bars, every, step, window)
+    drawn = _figure(report, bars, every, step, window, stamp)
     fig = drawn if not search.strip() else memo(  # the figure drawn already, with one layer more
         session, ("highlighted", every, step, window, search.strip()),
         lambda: highlight(drawn, session, bars, search, window=window))
@@ -125,14 +126,15 @@ def _whole_trace(report: Report) -> bool:
 
 
 def _figure(report: Report, bars: pd.DataFrame, every: bool, step: int | None,
-            window: tuple[float, float] | None) -> Any:
+            window: tuple[float, float] | None, stamp: str) -> Any:
     session = report.session
     title = ("Kernel timeline: the whole trace" if _whole_trace(report) else
              "Kernel timeline: all profiled iterations" if every else
              f"Kernel timeline: iteration {step}" if step is not None else None)
-    return memo(session, ("figure", every, step, window),
-                lambda: timeline_figure(session, bars, ChartSettings(), title, window=window,
-                                        latencies=report.latencies))
+    settings = ChartSettings()
+    return memo(session, ("figure", every, step, window, stamp),
+                lambda: stamped(timeline_figure(session, bars, settings, title, window=window,
+                                                latencies=report.latencies), stamp, settings))
 
 
 def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: str) -> web.Presented:
@@ -142,12 +144,13 @@ def _presented(report: Report, key: str, drawn: Any, bars: pd.DataFrame, level: 
         {**camera_options(presented, f"fusionviz-{key}"), **zoom}))
 
 
-def warm(report: Report, key: str) -> None:
-    """Build what the first draw of this session's timeline (one steady iteration, the whole of it) needs,
-    into the caches it reads (ui/warm.py): its bars, its figure as JSON and its presentation layout."""
+def warm(report: Report, key: str, stamp: str) -> None:
+    """Build what the first draw of this session's timeline (one steady iteration, the whole of it, stamped
+    `stamp`) needs, into the caches it reads (ui/warm.py): its bars, its figure as JSON and its presentation
+    layout."""
     bars = _bars(report, False, None)
     if not bars.empty:
-        drawn = _figure(report, bars, False, None, None)
+        drawn = _figure(report, bars, False, None, None, stamp)
         figure_json(drawn)
         _presented(report, key, drawn, bars, level_of_detail(bars, None))
 

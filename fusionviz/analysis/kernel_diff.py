@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fusionviz.analysis.kernel_tables import iteration_kernels, per_name
+from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, count_words, micros, signed
+from fusionviz.analysis.kernel_tables import BUSY_US, KERNEL_US, iteration_kernels, per_name
 from fusionviz.analysis.links import run_links
 from fusionviz.analysis.provenance import LinkKind
 from fusionviz.records.session import ModeRun
@@ -89,3 +90,33 @@ def _counted(labels: Iterable[tuple[str, bool]]) -> str:
     (shared), aten::clamp_min ×2"."""
     counts = Counter(labels)  # in the order of first appearance
     return ", ".join(f"{label} ×{n}{' (shared)' if shared else ''}" for (label, shared), n in counts.items())
+
+
+def pair_headline(summary: pd.DataFrame, diff: KernelDiff) -> Headline:
+    """What the Trace explorer's comparison of two runs leads with: B's kernels and kernel time against A's, read
+    aloud ("B: 18 kernels → 1, kernel time 740 µs → 40 µs"); as its mechanism, the kernel of B's own that took
+    the place of most of A's (else the kernel whose time changed most); the exact figures as its details.
+    `summary` is `kernel_tables.pair_summary` of the two runs, `diff` their `kernel_diff`. No speedup: profiled
+    iterations are slowed by the profiler."""
+    figures = summary.set_index("quantity")
+    (ka, kb), (ua, ub), (ba, bb) = ((float(figures.at[q, "A"]), float(figures.at[q, "B"]))
+                                    for q in ("kernels per iteration", KERNEL_US, BUSY_US))
+    kernels = f"{ka:g} kernels → {kb:g}" if ka != kb else f"still {count_words(kb, 'kernel')}"
+    text = f"B: {kernels}, kernel time {micros(ua, read=True)} → {micros(ub, read=True)}"
+    table = diff.table
+    mechanism = ""
+    if not table.empty:
+        new = table[table.per_iteration_a == 0]  # B's own kernels: what took the place of A's
+        most = new.loc[new.replaced_per_iteration.idxmax()] if not new.empty else None
+        if most is not None and most.replaced_per_iteration > 1:
+            name, says = str(most["name"]), f" takes the place of {int(most.replaced_per_iteration)} of A's kernels."
+        else:
+            top = table.iloc[0]
+            name, says = str(top["name"]), f" changed most: {signed(float(top.us_diff))} µs per iteration."
+        room = MECHANISM_CHARS - len(says)
+        mechanism = (name if len(name) <= room else name[:room - 1] + "…") + says
+    details = (f"A runs {ka:g} kernels per iteration, B {kb:g}.",
+               f"Kernel time per iteration, every stream added: A {micros(ua)}, B {micros(ub)}; the GPU busy "
+               f"(overlapping streams counted once): A {micros(ba)}, B {micros(bb)}.",
+               "Both are profiled iterations, which the profiler slows, so no speedup is claimed.")
+    return Headline(text, mechanism, details)

@@ -39,7 +39,9 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
     """A session file or a Chrome trace, as a Session; `iterations` applies to a trace. Every value is checked
     on the way in (the caps of `limits`, the trace reader's event checks, the session's types), so a file
     either opens or is refused with a SessionFileError that says why in one line; ConfigError when
-    `iterations` does not apply to the trace."""
+    `iterations` does not apply to the trace. A session is labelled by the name it was opened as: the label a
+    recording script wrote (a path on the machine that recorded it, `..._run1.json.gz`) would stamp its charts
+    with a file nobody has."""
     limits = Limits.from_env()
     limits.check_file_size(len(raw), name)
     try:
@@ -50,7 +52,7 @@ def open_file(raw: bytes, name: str, iterations: IterationChoice = "steps") -> S
         raise SessionFileError(f"{name} is neither a fusionviz session nor a torch.profiler trace: {exc}") from exc
     session = Session.from_dict(read_json_bytes(inflate(raw, name, limits), name))  # every field
     session.source = "recorded"
-    session.label = session.label or name
+    session.label = name
     for run in session.runs:
         _reread(run, name)
     return session

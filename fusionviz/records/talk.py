@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from fusionviz.errors import TalkFileError
 from fusionviz.records.config import COMPILED_MODES
+from fusionviz.records.session import Session
 
 
 class ViewRules(Protocol):
@@ -213,3 +214,26 @@ def missing_sessions(talk: Talk, library: set[str]) -> list[str]:
     """One line per scene whose session is not among the library's file names."""
     return [f"{talk.name}, {scene.where('session')}: {scene.session} is not in the library"
             for scene in talk.scenes if scene.session not in library]
+
+
+def configuration(session: Session) -> tuple[str, ...]:
+    """What a session measured, as a talk must not show it twice: its kind (a run, a crossover grid, a shape
+    sweep), model, sizes, dtype, pass and device."""
+    c, env = session.config, session.environment
+    kind = "grid" if session.grid is not None else "sweep" if session.sweep is not None else "run"
+    return (kind, c.model, str(c.dim), str(c.batch), str(c.seq), c.dtype, c.pass_, env.device_name or c.device)
+
+
+def configurations_drawn_twice(talk: Talk, library: Mapping[str, Session]) -> list[str]:
+    """One line per configuration the talk draws from two sessions or more of `library` (by file name): two
+    recordings of one configuration differ by the host's state (eager mlp 512 × 256 at 122 µs in one scene and
+    73 µs in another), so a talk keeps to one."""
+    used: dict[tuple[str, ...], dict[str, list[str]]] = {}
+    for scene in talk.scenes:
+        session = library.get(scene.session)
+        if session is not None:
+            used.setdefault(configuration(session), {}).setdefault(scene.session, []).append(scene.where())
+    return [f"{talk.name}: {key[1]} {key[2]} × {key[3]} {key[5]} is drawn from "
+            + " and from ".join(f"{name} ({', '.join(lines)})" for name, lines in files.items())
+            + ": keep one recording per configuration"
+            for key, files in used.items() if len(files) > 1]

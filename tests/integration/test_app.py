@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.report import analyse
 from fusionviz.analysis.timing import speedup_estimates
+from fusionviz.analysis.verdict import exact_words, result_words
 from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
@@ -27,6 +28,7 @@ from tests.conftest import SHIPPED_SWEEP
 from tests.synthetic import encoded, gpu_trace
 from tests.texts import unescaped
 from ui import state
+from ui.lab import interval_words
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -106,6 +108,10 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     at.sidebar.button(key="run").click().run()
     first_s = time.monotonic() - started
     no_errors(at)
+    # how long it took, said once: the page's line, not the progress box's label above it besides
+    took = [unescaped(c.value) for c in at.caption if "measured in" in unescaped(c.value)]
+    assert len(took) == 1 and took[0].startswith("This run was measured in ")
+    assert [box.label for box in at.get("status")] == ["Done"]
     session: Session = state.results().get(SessionRun(config).key)
     started = time.monotonic()
     at.sidebar.button(key="run").click().run()
@@ -127,11 +133,19 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     s = compared["default"].speedup
     assert latency["text"][1] in (f"{s.median:.2f}× ({s.low:.2f}–{s.high:.2f}×) vs eager",
                                   f"no clear difference ({s.low:.2f}–{s.high:.2f}×)")
-    speedup = next(m for m in at.metric if m.label == "default speedup")
-    assert speedup.value == f"{s.median:.2f}×"
-    assert speedup.delta == f"{compared['default'].verdict} ({s.low:.2f}–{s.high:.2f}×)"
+    # The metric says the headline's rounded figure; the exact one is its hover: never "10x" and "10.00×" at once.
+    speedup = next(m for m in at.metric if m.label == "default against eager")
+    assert speedup.value == result_words(compared["default"])
+    assert speedup.delta == interval_words(compared["default"])
+    assert f"{s.median:.2f}" not in speedup.value + speedup.delta and exact_words(compared["default"]) in speedup.help
     assert any("3 process" in unescaped(m.value) for m in at.markdown)  # the configuration line says how it was timed
-    assert any(unescaped(m.value) == f"#### {analyse(session).verdict}" for m in at.markdown)
+    headline = analyse(session).headline
+    said = [unescaped(m.value) for m in at.main.markdown]
+    assert f"### {headline.text}" in said
+    if headline.mechanism:  # the heading, then its one line (a CPU run's names no class: it has none)
+        assert said.index(f"### {headline.text}") + 1 == said.index(headline.mechanism)
+    folded = next(e for e in at.main.expander if e.label == "Every figure, exactly")
+    assert [unescaped(m.value) for m in folded.markdown] == ["\n".join(f"- {d}" for d in headline.details)]
     assert any(title.startswith("default:") for title in figs)  # the collapse view
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 
@@ -320,11 +334,14 @@ def test_methodology_page_puts_naive_next_to_proper() -> None:
     config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), processes=3,
                        threads=default_threads())
     session = state.results().get(SessionRun(config).key)
-    table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
-    assert table.proper[0] == pytest.approx(analyse(session).comparisons["default"].speedup.median)
-    assert table.one_process[0] == pytest.approx(speedup_estimates(session, 0)["default"].median)
-    assert table.proper[3] == session.run("eager").summary.kernels_per_iteration
-    assert table.naive[3] >= table.proper[3]  # key_averages() rows include CPU ops that are not kernels
+    # every figure as text, a count's missing spread a dash: the raw table showed "None" cells
+    table = next(d.value for d in at.dataframe if "naive loop" in d.value.columns)
+    assert table["every process"][0] == f"{analyse(session).comparisons['default'].speedup.median:.2f}x"
+    assert table["one process"][0] == f"{speedup_estimates(session, 0)['default'].median:.2f}x"
+    assert table["every process"][3] == f"{session.run('eager').summary.kernels_per_iteration:g}"
+    assert float(table["naive loop"][3]) >= float(table["every process"][3])  # key_averages() rows: CPU ops too
+    assert not table.isin(["None", "nan"]).any().any() and table["every process, p10–p90"][3] == "—"
+    assert any(unescaped(m.value).startswith("### Naive loop: ") for m in at.main.markdown)  # its headline first
     assert "Naive loop vs proper measurement" in figures(at)
 
 

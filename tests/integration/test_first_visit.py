@@ -18,6 +18,8 @@ from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.report import analyse
+from fusionviz.analysis.verdict import result_words
+from fusionviz.charts.view_captions import view_headline
 from fusionviz.records.files import open_file
 from fusionviz.records.limits import read_file
 from tests.servers import free_port, measuring_workers
@@ -53,20 +55,20 @@ def lab(library: Path) -> AppTest:
 
 def test_a_slower_mode_is_red_and_a_faster_one_green(library: Path) -> None:
     at = lab(library)
-    speedups = {m.label: m for m in at.metric if m.label.endswith("speedup")}
-    slower = speedups["default speedup"]
-    shown = analyse(open_file(read_file(library / MLP), MLP)).comparisons["default"].speedup.median
-    assert unescaped(slower.value) == f"{shown:.2f}×" and slower.proto.delta.startswith("slower")
+    speedups = {m.label: m for m in at.metric if m.label.endswith("against eager")}
+    slower = speedups["default against eager"]
+    shown = analyse(open_file(read_file(library / MLP), MLP)).comparisons["default"]
+    assert unescaped(slower.value) == result_words(shown) and slower.value.endswith("slower")
     assert slower.proto.color == Metric.MetricColor.RED
     assert slower.proto.direction == Metric.MetricDirection.DOWN
-    unclear = speedups[r"reduce\-overhead speedup"]
-    assert unclear.proto.delta.startswith("no clear difference") and unclear.proto.color == Metric.MetricColor.GRAY
+    unclear = speedups[r"reduce\-overhead against eager"]
+    assert unclear.value == "no clear difference" and unclear.proto.color == Metric.MetricColor.GRAY
     at.sidebar.selectbox(key="lab_library").select(CHAIN).run()
-    faster = {m.label: m for m in at.metric}["default speedup"]
-    assert faster.proto.delta.startswith("faster") and faster.proto.color == Metric.MetricColor.GREEN
+    faster = {m.label: m for m in at.metric}["default against eager"]
+    assert faster.value.endswith("faster") and faster.proto.color == Metric.MetricColor.GREEN
 
 
-def test_a_recorded_sessions_load_is_a_note_under_the_verdict_not_a_warning(library: Path) -> None:
+def test_a_recorded_sessions_load_is_a_note_under_the_headline_not_a_warning(library: Path) -> None:
     first = lab(library)
     assert not first.warning and not analyse(open_file(read_file(library / MLP), MLP)).warnings  # a quiet machine
     shutil.copy(ROOT / "tests" / "data" / BUSY, library / BUSY)
@@ -75,20 +77,23 @@ def test_a_recorded_sessions_load_is_a_note_under_the_verdict_not_a_warning(libr
     report = analyse(open_file(read_file(library / BUSY), BUSY))
     assert report.warnings  # recorded with the machine busy
     assert not at.warning, [w.value for w in at.warning]
-    after = next_to(at.main, f"#### {report.verdict}")
-    assert after is not None and after.type == "caption" and "machine was busy" in unescaped(after.value)
+    shown = flat(at.main)
+    texts = [unescaped(e.value) if e.type in ("markdown", "caption") else "" for e in shown]
+    heading = texts.index(f"### {report.headline.text}")
+    note = next(i for i, (e, text) in enumerate(zip(shown, texts, strict=True))
+                if e.type == "caption" and "machine was busy" in text)
+    metrics = next(i for i, e in enumerate(shown) if e.type == "metric")
+    assert heading < note < metrics
 
 
-def next_to(block: Any, text: str) -> Any:
-    """The element after the one whose value is `text`, at any depth under `block` (the lab's desk is a
-    container of its own); None when there is none."""
-    children = list(block.children.values())
-    for i, element in enumerate(children):
-        if unescaped(str(getattr(element, "value", ""))) == text:
-            return children[i + 1] if i + 1 < len(children) else None
-        if hasattr(element, "children") and (found := next_to(element, text)) is not None:
-            return found
-    return None
+def flat(block: Any) -> list[Any]:
+    """Every element under `block`, at any depth (the lab's desk is a container of its own), in page order."""
+    found = []
+    for element in block.children.values():
+        found.append(element)
+        if hasattr(element, "children"):
+            found += flat(element)
+    return found
 
 
 def kernel_shown(at: AppTest) -> list[str]:
@@ -118,9 +123,11 @@ def test_methodology_shows_a_recorded_naive_loop_before_anything_is_measured(lib
     assert at.selectbox(key="m_recorded").value == MLP  # the one session recorded with the naive loop
     report = analyse(open_file(read_file(library / MLP), MLP))
     assert report.methodology is not None and report.methodology.note
-    table = next(d.value for d in at.dataframe if "naive" in d.value.columns)
-    assert list(table.naive) == list(report.methodology.table.naive)
-    assert any(unescaped(c.value) == report.methodology.note for c in at.caption)
+    table = next(d.value for d in at.dataframe if "naive loop" in d.value.columns)
+    assert table.equals(report.methodology.shown)  # its figures as text: no "None" cell
+    assert any(unescaped(m.value) == f"### {view_headline(report, 'methodology').text}" for m in at.main.markdown)
+    folded = next(e for e in at.main.expander if e.label == "How far apart they are")
+    assert report.methodology.note in unescaped(folded.markdown[0].value)
     assert not any("Press **Measure both ways**" in i.value for i in at.info)
 
 

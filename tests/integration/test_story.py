@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.registry import VIEWS
-from fusionviz.charts.views import view_caption
+from fusionviz.charts.view_captions import view_headline
 from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
 from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
@@ -48,8 +48,14 @@ def heading(at: AppTest) -> str:
     return next(unescaped(m.value) for m in at.markdown if m.value.startswith("### "))
 
 
-def captions(at: AppTest) -> list[str]:
-    return [html.unescape(re.sub(r"<[^>]+>", "", h.value)) for h in at.get("html") if "title=" in h.value]
+def captions(at: AppTest) -> list[tuple[str, str]]:
+    """Each scene headline on the page (`story.headline_html`): its text and the line under it."""
+    found = []
+    for element in at.get("html"):
+        parts = re.findall(r"<div data-fv-(?:headline|line)[^>]*>(.*?)</div>", element.value)
+        if parts:
+            found.append((html.unescape(parts[0]), html.unescape(parts[1])))
+    return found
 
 
 def threads_building_views(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -110,14 +116,22 @@ def test_story_steps_through_the_default_talk_forward_and_back(talk_library: Pat
             assert any("naive" in unescaped(w.value) for w in at.warning)
         else:
             assert captions(at), scene.title
+        if scene.caption is not None:  # the scene's template, under its view's headline
+            fields = analyse(ln_gelu_session).caption_fields(scene.mode)
+            assert captions(at)[0] == (view_headline(analyse(ln_gelu_session), scene.view, scene.mode).text,
+                                       scene.caption.format(**fields))
         if i == 0:  # the pointwise chain's timeline, here the CPU session: eager and default only
-            assert captions(at) == [view_caption(analyse(ln_gelu_session), "timeline", "default")]
+            headline = view_headline(analyse(ln_gelu_session), "timeline", "default")
+            assert captions(at) == [(headline.text, headline.mechanism)]
             timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
             assert kernels_per_mode(timeline) == {"eager": 3, "default": 2}
-            assert timeline["layout"]["title"]["subtitle"]["text"].startswith("CPU · torch ")  # recorded, not live
+            # recorded, not live, and named by its file
+            assert timeline["layout"]["title"]["subtitle"]["text"].startswith(f"{scene.session} · CPU · torch ")
         if i < n - 1:
             at.button(key="story_next").click().run()
     assert at.button(key="story_next").disabled
+    # this library holds one CPU session under every name: the talk draws its configuration from many files
+    assert any("keep one recording per configuration" in unescaped(c.value) for c in at.sidebar.caption)
     for i in reversed(range(n - 1)):
         at.button(key="story_back").click().run()
         assert heading(at).startswith(f"### {i + 1} / {n} · ")
@@ -169,8 +183,9 @@ def test_the_lab_opens_a_users_pair_of_traces_without_timing(tmp_path: Path, ln_
     no_errors(at)
     assert any("Your torch.profiler traces: eager.pt.trace.json + compiled.pt.trace.json" in unescaped(c.value)
                for c in at.caption)
-    assert any(unescaped(m.value).startswith("#### 3 eager kernels become 2 under default. Plain profiler traces")
-               for m in at.markdown)
+    said = [unescaped(m.value) for m in at.markdown]
+    assert "### 3 eager kernels become 2 under default, untimed" in said
+    assert "Plain traces carry no timing outside the profiler, so no speedup is claimed." in said
     assert any("No latency bars" in unescaped(i.value) for i in at.info)
     figs = figures(at)
     assert "Latency per call" not in figs

@@ -16,7 +16,6 @@ import pytest
 
 from fusionviz.analysis.report import Report, digest
 from fusionviz.charts.style import ChartSettings
-from fusionviz.charts.views import scene_caption
 from fusionviz.records.files import open_path
 from ui import sections, served_views, story
 from ui.background import scheduler
@@ -67,9 +66,9 @@ def test_a_view_is_served_as_the_run_sends_it(report: Report) -> None:
     assert status == 200
     answer = json.loads(body)
     fig = story.kept_figure(report, "timeline", SETTINGS, mode=None, height=LAB_CHART_PX)
-    assert answer["figure"] == sections.drawn_json(fig, report.source.stamp, SETTINGS)  # to the byte
+    assert answer["figure"] == sections.drawn_json(fig, sections.stamp_of(report), SETTINGS)  # to the byte
     assert "Kernel timeline" in answer["figure"]
-    assert answer["caption"] == story.caption_html(scene_caption(report, None, "timeline", None), PLOT_KEY)
+    assert answer["caption"] == story.headline_html(story.scene_headline(report, "timeline"), PLOT_KEY)
 
 
 def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
