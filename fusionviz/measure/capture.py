@@ -20,8 +20,10 @@ import base64
 import contextlib
 import gzip
 import json
+import re
 import time
 from pathlib import Path
+from typing import Any, Literal
 
 import torch
 from torch._dynamo.utils import counters
@@ -41,8 +43,17 @@ from fusionviz.measure.harness import (
 )
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.provenance import op_sources, tracking
-from fusionviz.records.config import COMPILED_MODES, RunConfig
-from fusionviz.records.session import CacheState, CompileInfo, ModeRun
+from fusionviz.records.config import COMPILED_MODES, CUDA_GRAPH_MODES, GRAPHED_EAGER, RunConfig
+from fusionviz.records.session import (
+    AotGraph,
+    AotNode,
+    CacheState,
+    CompileInfo,
+    CudaGraphs,
+    ModeRun,
+    RecordedGraph,
+    TensorShape,
+)
 from fusionviz.records.trace import parse_trace
 
 
@@ -98,6 +109,9 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
                 run.kernel_sources[name] = Path(path).read_text()
     run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
     run.logs = listener.lines
+    run.aot_graphs = [aot_graph(kind, frame, text) for kind, frame, text in listener.aot_graphs if kind != "inference"]
+    if config.is_cuda and (mode in CUDA_GRAPH_MODES or mode == GRAPHED_EAGER):
+        run.cuda_graphs = cuda_graphs(mode, device, inputs, listener.cudagraph_skips)
     if mode == "eager":  # eager_cuda_graph replays: no op runs to be marked
         progress("eager: finding each op's module and line")
         run.op_sources = op_sources(model, step, device)
@@ -114,3 +128,58 @@ def _recompiles() -> int:
         if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 0:
             total += 1
     return total
+
+
+_AOT_NODE = re.compile(r"^\s+(\w+): \S.*? = torch\.ops\.(\w+)\.(\w+)[.(]", re.MULTILINE)
+
+
+def aot_graph(kind: str, frame: str, text: str) -> AotGraph:
+    """An AOTAutograd graph as printed on the structured-trace logger, as its computing nodes (`name: "f32[...]" =
+    torch.ops.aten.mul.Tensor(...)` → `mul`, `aten.mul`)."""
+    graph_kind: Literal["forward", "backward", "inference"] = (
+        "backward" if kind == "backward" else "inference" if kind == "inference" else "forward")
+    return AotGraph(kind=graph_kind, frame=frame,
+                    nodes=[AotNode(name, f"{space}.{op}") for name, space, op in _AOT_NODE.findall(text)])
+
+
+def cuda_graphs(mode: str, device: torch.device, inputs: tuple[torch.Tensor, ...],
+                skips: list[tuple[int, str]]) -> CudaGraphs:
+    """What `mode`'s CUDA graphs captured, after its warm-up: Inductor's skip reasons with the graph each was
+    logged for, the graphs its graph tree recorded, Inductor's counters, and the model's inputs. Eager as one
+    CUDA graph records its whole step once, its inputs in place."""
+    shapes = [TensorShape(shape=list(t.shape), itemsize=t.element_size()) for t in inputs]
+    if mode == GRAPHED_EAGER:
+        return CudaGraphs(recorded=[RecordedGraph(function=0, kind="whole step")], inputs=shapes)
+    inductor = counters["inductor"]
+    return CudaGraphs(skips=[reason for _, reason in skips], skipped_graphs=[graph for graph, _ in skips],
+                      recorded=_recorded(device), skip_count=int(inductor.get("cudagraph_skips", 0)),
+                      non_static_inputs=int(inductor.get("cudagraph_recorded_non_static_inputs", 0)),
+                      inputs=shapes)
+
+
+def _recorded(device: torch.device) -> list[RecordedGraph]:
+    """The graphs the device's CUDA-graph tree recorded, each with its function (numbered in the order the tree
+    wrapped them), the function's kind and the recording's output shapes. The tree is torch's internals: where
+    it is not there or not as expected, none are listed."""
+    try:
+        from torch._inductor import cudagraph_trees
+
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        manager: Any = cudagraph_trees.get_manager(index, create_if_none_exists=False)
+        if manager is None:
+            return []
+        functions = list(manager.ids_to_funcs)
+        pending = [node for roots in manager.roots.values() for node in roots]
+        found = []
+        while pending:
+            node = pending.pop(0)
+            function = node.wrapped_function.id
+            kind = manager.id_to_mode.get(function)
+            shapes = ["x".join(map(str, meta["size"])) for meta in node.outputs_metadata
+                      if isinstance(meta, dict) and "size" in meta]
+            found.append(RecordedGraph(function=functions.index(function) if function in functions else 0,
+                                       kind=kind.name.lower() if kind is not None else "", output_shapes=shapes))
+            pending += [child for children in node.children.values() for child in children]
+        return found
+    except (AttributeError, KeyError, TypeError, ValueError, ImportError):
+        return []

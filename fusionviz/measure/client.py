@@ -29,6 +29,8 @@ from fusionviz.measure.protocol import (
     DevicesJob,
     DevicesReply,
     Job,
+    MemoryJob,
+    MemoryReply,
     ModeJob,
     ModeReply,
     NaiveJob,
@@ -52,6 +54,7 @@ from fusionviz.records.config import (
 from fusionviz.records.decode import decode
 from fusionviz.records.session import (
     Environment,
+    ModeMemory,
     ModeRun,
     NaiveResult,
     Session,
@@ -274,8 +277,10 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
                                            config.timeout_s)
             naive = reply_naive.naive
-        processes = [_time(timer, config, ran, i, progress)
-                     for i, timer in enumerate(timers.warmed(progress))] if ran else []
+        timed = [_time(timer, config, ran, i, progress, ran[i] if i < len(ran) else "")
+                 for i, timer in enumerate(timers.warmed(progress))] if ran else []
+        processes = [process for process, _ in timed]
+        _measure_memory(runs, [memory for _, memory in timed], chosen.cache_dir, config, progress)
     timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
                     load_before=load_before, load_after=machine_load())
     return Session(config=config, environment=environment or Environment(device_kind=config.device),
@@ -300,14 +305,36 @@ def _ceilings(worker: Worker, config: RunConfig, redo: bool, progress: Progress 
     return reply.ceilings
 
 
-def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,
-          progress: Progress | None) -> TimingProcess:
-    """One timing process's rounds; its failure is kept as the process's error, so the others still count."""
+def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int, progress: Progress | None,
+          memory_mode: str) -> tuple[TimingProcess, ModeMemory | None]:
+    """One timing process's rounds, and the memory of `memory_mode`, which it ran first; its failure is kept as
+    the process's error, so the others still count."""
     try:
-        reply: TimingReply = _ask(worker, TimingJob(config, modes, index), TimingReply, progress, config.timeout_s)
+        reply: TimingReply = _ask(worker, TimingJob(config, modes, index, memory_mode), TimingReply, progress,
+                                  config.timeout_s)
     except WorkerError as exc:
-        return TimingProcess(index=index, error=str(exc))
-    return reply.timing
+        return TimingProcess(index=index, error=str(exc)), None
+    return reply.timing, reply.memory
+
+
+def _measure_memory(runs: list[ModeRun], measured: list[ModeMemory | None], cache_dir: str | None,
+                    config: RunConfig, progress: Progress | None) -> None:
+    """Give each run that ran its memory: the one a timing process measured (process i took the i-th mode that
+    ran), else measured now in a fresh worker of its own, where no other mode ran before it. A failure is kept
+    in the run's logs."""
+    ran = [r for r in runs if r.ok]
+    for i, run in enumerate(ran):
+        run.memory = measured[i] if i < len(measured) else None
+        if run.memory is not None:
+            continue
+        core = timing_core(config.device) if config.is_cuda else None
+        try:
+            with Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) as fresh:
+                reply: MemoryReply = _ask(fresh, MemoryJob(config, run.mode), MemoryReply, progress,
+                                          config.timeout_s)
+            run.memory = reply.memory
+        except (WorkerError, ConfigError) as exc:
+            run.logs.append(f"memory not measured: {str(exc).splitlines()[0]}")
 
 
 def run_naive(config: RunConfig, mode: str, calls: int, progress: Progress | None = None,

@@ -36,6 +36,8 @@ from fusionviz.records.session import GraphBreak, GraphNode
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 TARGET_REPEAT_S = {"cuda": 0.025, "cpu": 0.03}
 MAX_LOG_LINES = 60
+# AOTAutograd's graphs on the structured-trace logger, by record: what a train pass recomputes is read off them
+AOT_GRAPHS = {"aot_forward_graph": "forward", "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 
 
 def check_fits(config: RunConfig, spec: ModelSpec) -> None:
@@ -66,25 +68,34 @@ def check_fits(config: RunConfig, spec: ModelSpec) -> None:
 
 class _CompileListener(logging.Handler):
     """Collects, while compiling, Inductor's generated code and provenance artifacts from the structured-trace
-    logger (also on FX-cache hits) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as
-    information."""
+    logger (also on FX-cache hits), AOTAutograd's graphs, Inductor's reasons for skipping CUDA graphs (its
+    `cudagraphs` log) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as information."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.output_code: list[str] = []
         self.provenance = Collector()
         self.lines: list[str] = []
+        self.aot_graphs: list[tuple[str, str, str]] = []  # (kind, "frame/compile", AOTAutograd's graph as text)
+        self.cudagraph_skips: list[tuple[int, str]] = []  # (the compiled graph being made, Inductor's reason)
 
     def emit(self, record: logging.LogRecord) -> None:
         metadata = getattr(record, "metadata", None)
         if metadata is not None:
             payload = getattr(record, "payload", None)
+            kind = next((k for k in AOT_GRAPHS if k in metadata), None)
             if "inductor_output_code" in metadata and payload:
                 self.output_code.append(payload)
                 self.provenance.generated(len(self.output_code) - 1)
             elif isinstance(metadata.get("artifact"), dict):
                 self.provenance.artifact(str(metadata["artifact"].get("name", "")), payload)
-        elif record.levelno >= logging.WARNING and len(self.lines) < MAX_LOG_LINES:
+            elif kind is not None and isinstance(payload, str):
+                frame = f"{metadata.get('frame_id', '')}/{metadata.get('frame_compile_id', '')}"
+                self.aot_graphs.append((AOT_GRAPHS[kind], frame, payload))
+            return
+        if record.name.endswith("__cudagraphs") and record.levelno >= logging.WARNING:
+            self.cudagraph_skips.append((len(self.provenance.graphs) - 1, record.getMessage()[:500]))
+        if record.levelno >= logging.WARNING and len(self.lines) < MAX_LOG_LINES:
             self.lines.append(f"{record.name}: {record.getMessage()}"[:500])
 
 

@@ -13,6 +13,8 @@ from fusionviz.measure.protocol import (
     DevicesJob,
     DevicesReply,
     Job,
+    MemoryJob,
+    MemoryReply,
     ModeJob,
     ModeReply,
     NaiveJob,
@@ -36,7 +38,12 @@ def handle(job: Job, progress: Progress) -> Reply:
     if isinstance(job, TimingJob):
         from fusionviz.measure import timing
 
-        return TimingReply(timing=timing.time_modes(job.config, list(job.modes), job.index, progress))
+        timed, memory = timing.time_modes(job.config, list(job.modes), job.index, progress, job.memory_mode)
+        return TimingReply(timing=timed, memory=memory)
+    if isinstance(job, MemoryJob):
+        from fusionviz.measure import memory as measured
+
+        return MemoryReply(memory=measured.measure(job.config, job.mode, progress))
     if isinstance(job, CeilingsJob):
         from fusionviz.measure import ceilings
 

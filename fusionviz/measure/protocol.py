@@ -17,7 +17,7 @@ import msgspec
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, SweepRequest
 from fusionviz.records.decode import Int64, decode
-from fusionviz.records.session import Environment, ModeRun, NaiveResult, Sweep, TimingProcess
+from fusionviz.records.session import Environment, ModeMemory, ModeRun, NaiveResult, Sweep, TimingProcess
 
 Progress = Callable[[str], None]  # told each stage of a job as it starts ("default: compiling")
 
@@ -56,12 +56,24 @@ class ModeJob:
 
 @dataclass(frozen=True)
 class TimingJob:
-    """Time `modes` (each already captured) in interleaved rounds; `index` numbers the timing process."""
+    """Time `modes` (each already captured) in interleaved rounds; `index` numbers the timing process. With
+    `memory_mode`, that mode runs first in the fresh process and its memory is measured before any other mode
+    runs there (`measure.memory`)."""
 
     config: RunConfig
     modes: tuple[str, ...]
     index: Int64
+    memory_mode: str = ""
     op: ClassVar[str] = "timing"
+
+
+@dataclass(frozen=True)
+class MemoryJob:
+    """Measure one mode's memory: sent to a fresh worker, where no other mode has run."""
+
+    config: RunConfig
+    mode: str
+    op: ClassVar[str] = "memory"
 
 
 @dataclass(frozen=True)
@@ -102,8 +114,8 @@ class WarmJob:
     op: ClassVar[str] = "warm"
 
 
-Job = DevicesJob | ModeJob | TimingJob | NaiveJob | SweepJob | CeilingsJob | WarmJob
-JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, NaiveJob, SweepJob,
+Job = DevicesJob | ModeJob | TimingJob | MemoryJob | NaiveJob | SweepJob | CeilingsJob | WarmJob
+JOBS: dict[str, type[Any]] = {job.op: job for job in (DevicesJob, ModeJob, TimingJob, MemoryJob, NaiveJob, SweepJob,
                                                        CeilingsJob, WarmJob)}
 
 
@@ -127,6 +139,12 @@ class ModeReply:
 @dataclass
 class TimingReply:
     timing: TimingProcess
+    memory: ModeMemory | None = None  # the job's `memory_mode`'s
+
+
+@dataclass
+class MemoryReply:
+    memory: ModeMemory
 
 
 @dataclass
@@ -150,7 +168,7 @@ class WarmReply:
     seconds: float  # how long the warm-up took
 
 
-Reply = DevicesReply | ModeReply | TimingReply | NaiveReply | SweepReply | CeilingsReply | WarmReply
+Reply = DevicesReply | ModeReply | TimingReply | MemoryReply | NaiveReply | SweepReply | CeilingsReply | WarmReply
 
 
 def encode_job(job: Job) -> dict[str, Any]:

@@ -213,7 +213,8 @@ class OpSource:
 @dataclass
 class MemoryEvent:
     """One allocation (`bytes` > 0) or free (< 0) of one profiled iteration, in order: when (`t_us`, from the
-    iteration's start), and the op or kernel that made it (`op`, "" where the trace does not say)."""
+    iteration's start), and the op or kernel that made the block (for a free, the op that had allocated it: "before
+    the window" for a block made before the iteration; "" where the trace does not say)."""
 
     t_us: Finite
     bytes: Int64
