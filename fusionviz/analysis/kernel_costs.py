@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fusionviz.analysis.cuda_graphs import INPUT_COPY_OPS, copied_bytes, copy_itemsizes
 from fusionviz.analysis.inductor_buffers import kernel_calls
 from fusionviz.analysis.op_costs import Cost, op_cost
 from fusionviz.records.ceilings import Ceilings
@@ -85,9 +86,12 @@ def attainable_tflops(ceilings: Ceilings, dtype: str, flop_per_byte: float, work
     return min(peak, flop_per_byte * memory_roof(ceilings, working_set).gbps / 1e3)
 
 
-def run_costs(run: ModeRun, like: Sequence[ModeRun] = ()) -> list[Cost | None]:
+def run_costs(run: ModeRun, like: Sequence[ModeRun] = (),
+              copy_sizes: dict[tuple[int, ...], int] | int | None = None) -> list[Cost | None]:
     """Each kernel row's cost, aligned with `run.kernels` (None where no figure is known); `like` are the
-    session's other runs, whose kernels lend their figures to this run's CUDA-graph replays."""
+    session's other runs, whose kernels lend their figures to this run's CUDA-graph replays; `copy_sizes` the
+    element sizes of the inputs a graph tree copies into its static buffers (`cuda_graphs.copy_itemsizes`): its
+    copy op records their shapes without dtypes."""
     args = op_args(raw) if (raw := run.chrome_trace()) else {}
     calls = kernel_calls(run.output_code, run.kernel_sources)
     costs: list[Cost | None] = [None] * len(run.kernels)
@@ -106,6 +110,8 @@ def run_costs(run: ModeRun, like: Sequence[ModeRun] = ()) -> list[Cost | None]:
     for (_, _), rows in by_op.items():
         op = args[run.kernels[rows[0]].op_id]
         whole = op_cost(op.name, op.dims, op.types, op.concrete)
+        if whole is None and op.name in INPUT_COPY_OPS and (copied := copied_bytes(op, copy_sizes)) is not None:
+            whole = Cost(copied, copied, 2 * copied, None, "shapes")  # each input read once and written once
         if whole is not None:
             for i, part in zip(rows, _shares(whole, [run.kernels[i].dur_us for i in rows]), strict=True):
                 costs[i] = part
@@ -225,7 +231,7 @@ def session_costs(session: Session, ceilings: Ceilings | None) -> dict[str, RunC
     for run in session.runs:
         if not run.ok or run.summary is None:
             continue
-        costs = run_costs(run, session.runs)
+        costs = run_costs(run, session.runs, copy_itemsizes(run, session))
         found[run.mode] = _per_run(run, costs, ceilings, session.config.dtype)
     return found
 

@@ -4,10 +4,11 @@ sentences on why (each mode's class, host- or device-bound, is `bound.classify`'
 The main ladder climbs eager → eager as one CUDA graph (launches removed, the kernels unchanged) →
 reduce-overhead (fusion and generated kernels, under graphs) → max-autotune (autotuned GEMM templates); beside
 it, eager → default (fusion, launched from Python) → max-autotune-no-cudagraphs. A rung that did not run is
-stepped over (the next step names both mechanisms). Each step's change in µs per call is taken round by round
-(the two modes' blocks of one round, so the machine's drift cancels) and pooled over every timing process; the
-profiled iterations split it, on a GPU, into the GPU's own work (kernel time) and the rest, on the host (Python,
-guards, launches, the CUDA-graph tree's bookkeeping).
+stepped over (the next step names both mechanisms). Across them, default → reduce-overhead says what CUDA graphs
+do to the same compiled kernels: the launches they take off the host, and the input copies they add. Each step's
+change in µs per call is taken round by round (the two modes' blocks of one round, so the machine's drift cancels)
+and pooled over every timing process; the profiled iterations split it, on a GPU, into the GPU's own work (kernel
+time) and the rest, on the host (Python, guards, launches, the CUDA-graph tree's bookkeeping).
 """
 
 from __future__ import annotations
@@ -19,13 +20,17 @@ import numpy as np
 import pandas as pd
 
 from fusionviz.analysis.bound import Bound, bound_sentence, bounds
-from fusionviz.analysis.headline import Headline, micros, signed
+from fusionviz.analysis.cuda_graphs import InputCopies, input_copies
+from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, micros, read_size, signed, size_words
 from fusionviz.analysis.timing import QUANTILES, latency_estimates, round_table
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import Session
 
 MAIN_LADDER = ("eager", GRAPHED_EAGER, "reduce-overhead", "max-autotune")
 SIDE_LADDER = ("eager", "default", "max-autotune-no-cudagraphs")
+# Across the two: the same compiled kernels, launched from Python, then replayed from CUDA graphs
+BRIDGE = ("default", "reduce-overhead")
+BRIDGE_MECHANISM = "CUDA graphs over default's compiled kernels"
 # what a step to each mode changes, besides the one before it
 MECHANISMS: dict[str, str] = {
     GRAPHED_EAGER: "launch overhead removed (eager's kernels replayed as one CUDA graph)",
@@ -63,6 +68,7 @@ class Step:
     gpu_delta_us: float | None
     mechanism: str
     not_applicable: str | None = None
+    bridge: bool = False  # default → reduce-overhead, across the two ladders: no rung of either
 
 
 def ladder(session: Session) -> list[Step]:
@@ -77,6 +83,8 @@ def ladder(session: Session) -> list[Step]:
         for source, target in itertools.pairwise(present):
             skipped = chain[chain.index(source) + 1:chain.index(target) + 1]
             steps.append(_step(session, source, target, [MECHANISMS[m] for m in skipped], found))
+    if set(BRIDGE) <= timed:
+        steps.append(_bridge(session, found))
     for chain in (MAIN_LADDER, SIDE_LADDER):
         for source, target in itertools.pairwise(chain):
             run = modes.get(target)
@@ -104,6 +112,61 @@ def _step(session: Session, source: str, target: str, mechanisms: list[str], fou
     delta = Delta(median, low, high, widened, share)
     return Step(f"{source} → {target}", source, target, delta, gpu_delta,
                 _mechanism(" and ".join(mechanisms), delta, gpu_delta))
+
+
+def _bridge(session: Session, found: dict[str, Bound]) -> Step:
+    """default → reduce-overhead: the same kernels replayed from CUDA graphs. What it removes is host work
+    (launches, Python, guards: the change less the GPU's), what it adds is GPU time, mostly the copies of the
+    inputs into the graphs' static buffers (`cuda_graphs.input_copies`)."""
+    source, target = BRIDGE
+    step = _step(session, source, target, [BRIDGE_MECHANISM], found)
+    run = session.run(target)
+    copies = input_copies(run, session) if run is not None else None
+    return Step(step.step, source, target, step.delta_us, step.gpu_delta_us,
+                bridge_mechanism(step.mechanism, step.delta_us, step.gpu_delta_us, copies), bridge=True)
+
+
+def bridge_mechanism(measured: str, delta: Delta | None, gpu_delta: float | None, copies: InputCopies | None) -> str:
+    """The bridge's mechanism: the step as `_mechanism` says it (`measured`), then what the graphs took away and
+    added: "of it, launches gone: -x µs of host work, input copies: +y µs of GPU time, 67.1 MB a call (1 copy
+    kernel)", and the GPU time other than the copies where it moved."""
+    if delta is None or gpu_delta is None:
+        return measured
+    host = delta.median - gpu_delta
+    parts = [f"launches gone: {host:+.1f} µs of host work" if host <= 0 else
+             f"host work {host:+.1f} µs (the graph tree's own work outweighs the launches gone)"]
+    if copies is not None and copies.kernels:
+        moved = f", {size_words(copies.bytes)} a call" if copies.bytes is not None else ""
+        parts.append(f"input copies: {copies.us:+.1f} µs of GPU time{moved} ({copies.kernels:g} copy "
+                     f"kernel{'s' if copies.kernels != 1 else ''})")
+        rest = gpu_delta - copies.us
+        if abs(rest) >= 0.05:
+            parts.append(f"the other kernels: {rest:+.1f} µs")
+    return f"{measured}; of it, {', '.join(parts)}" if len(parts) > 1 or host <= 0 else measured
+
+
+def bridge_headline(steps: list[Step], session: Session) -> Headline | None:
+    """The default → reduce-overhead step for reading aloud: "CUDA graphs over default: 52 µs faster per call",
+    its mechanism what they took away and added ("Launches gone: -59 µs of host work; input copies: +7.6 µs, 520 kB
+    a call."), its detail the step's exact figures; None where the step was not timed."""
+    step = next((s for s in steps if s.bridge and s.delta_us is not None), None)
+    if step is None or step.delta_us is None:
+        return None
+    change = "faster" if step.delta_us.median < 0 else "slower"
+    text = f"CUDA graphs over default: {micros(abs(step.delta_us.median), read=True)} {change} per call"
+    mechanism = ""
+    if step.gpu_delta_us is not None:
+        run = session.run(BRIDGE[1])
+        copies = input_copies(run, session) if run is not None else None
+        host = step.delta_us.median - step.gpu_delta_us
+        said = [f"Launches gone: {signed(host)} µs of host work" if host <= 0 else f"Host work: {signed(host)} µs"]
+        if copies is not None and copies.kernels:
+            moved = f", {read_size(copies.bytes)} a call" if copies.bytes is not None else " a call"
+            said.append(f"input copies: {signed(copies.us)} µs{moved}")
+        else:
+            said.append(f"GPU time: {signed(step.gpu_delta_us)} µs")
+        mechanism = "; ".join(said) + "."
+    return Headline(text, mechanism if len(mechanism) <= MECHANISM_CHARS else "", (f"{step.step}: {step.mechanism}.",))
 
 
 def _interval(values: pd.Series, host_bound: bool) -> tuple[float, float, float, bool]:
@@ -168,7 +231,7 @@ def why_words(found: dict[str, Bound], busy: dict[str, float | None], mode: str)
 
 def biggest_step(steps: list[Step]) -> Step | None:
     """The timed step of the ladder (`ladder`'s steps) that changed the call most; None where none was timed."""
-    timed = [s for s in steps if s.delta_us is not None]
+    timed = [s for s in steps if s.delta_us is not None and not s.bridge]
     return max(timed, key=lambda s: abs(s.delta_us.median) if s.delta_us else 0.0) if timed else None
 
 
@@ -189,4 +252,5 @@ def waterfall_headline(steps: list[Step], found: dict[str, Bound]) -> Headline:
         side = "Mostly GPU time" if abs(gpu) >= abs(rest) else "Mostly host work"
         mechanism = f"{side}: {signed(gpu)} µs of kernels, {signed(rest)} µs on the host per call."
     ends = [bound_sentence(found[m]) for m in (biggest.source, biggest.target) if m in found and found[m].kind]
-    return Headline(text, mechanism, (f"{biggest.step}: {biggest.mechanism}.", *ends))
+    bridge = [f"{s.step}: {s.mechanism}." for s in steps if s.bridge and s.delta_us is not None]
+    return Headline(text, mechanism, (f"{biggest.step}: {biggest.mechanism}.", *ends, *bridge))

@@ -47,10 +47,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fusionviz.analysis.bytes_moved import BytesMoved
+    from fusionviz.analysis.cuda_graphs import Coverage
     from fusionviz.analysis.grid import GridReport
     from fusionviz.analysis.kernel_diff import KernelDiff
     from fusionviz.analysis.ladder import Step
     from fusionviz.analysis.links import Collapse
+    from fusionviz.analysis.memory import MemoryFigures
     from fusionviz.analysis.methodology import Methodology
     from fusionviz.analysis.source_view import SourceView
     from fusionviz.analysis.summary import Comparison
@@ -347,6 +349,30 @@ class Report:
         from fusionviz.analysis.bytes_moved import bytes_moved
 
         return bytes_moved(self.drawable, self.costs, self.collapses)
+
+    @cached_property
+    def memory(self) -> dict[str, MemoryFigures]:
+        """Each mode's memory as measured in a fresh process, what a train pass saves and recomputes
+        (memory.memory_figures), by mode; empty for a session recorded without it."""
+        from fusionviz.analysis.memory import memory_figures
+
+        return memory_figures(self.session)
+
+    @cached_property
+    def memory_timeline(self) -> pd.DataFrame:
+        """One iteration's memory per mode by the op that made each block (memory.memory_timeline)."""
+        from fusionviz.analysis.memory import memory_timeline
+
+        return memory_timeline(self.session)
+
+    @cached_property
+    def coverage(self) -> dict[str, Coverage]:
+        """What each CUDA-graph mode's graphs captured and skipped, and its input copies per call
+        (cuda_graphs.coverage), by mode."""
+        from fusionviz.analysis.cuda_graphs import coverage
+
+        found = {r.mode: coverage(r, self.session) for r in self.session.runs if r.ok}
+        return {mode: c for mode, c in found.items() if c is not None}
 
     @cached_property
     def ladder(self) -> list[Step]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from fusionviz.analysis.bound import Bound, bound_mechanism, bound_sentence, bounds
 from fusionviz.analysis.headline import WORDS, Headline, count_words, exact_times, rate_words, read_size, word_count
 from fusionviz.analysis.ladder import why_words
+from fusionviz.analysis.memory import memory_figures, trade_sentence
 from fusionviz.analysis.summary import Comparison
 from fusionviz.analysis.timing import NEGLIGIBLE, TOO_WIDE, Estimate, paired_speedup, verdict_of
 from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
@@ -133,7 +134,8 @@ def verdict_sentences(session: Session, compared: dict[str, Comparison], busy: d
                       found: dict[str, Bound], top: list[str] | None = None) -> list[str]:
     """The verdict's details, one mechanism a sentence: the main compiled mode's speedup with its spread, its
     kernels, why (`ladder.why_words`: kernel time, then its class and eager's), the other modes in brief, the
-    fastest (or tied) and when it pays back, and the modes that did not run; from the session's runs, the
+    fastest (or tied) and when it pays back, the trade in memory where it was measured
+    (`memory.trade_sentence`), and the modes that did not run; from the session's runs, the
     comparisons with eager (`summary.comparisons`), busy fractions, host/GPU times (`bound.bounds`) and the fastest
     modes (`leaders`, taken here when not given)."""
     eager = session.run("eager")
@@ -158,6 +160,9 @@ def verdict_sentences(session: Session, compared: dict[str, Comparison], busy: d
         if top is None:
             top = leaders(compared, lambda a, b: paired_speedup(session, a, b))
         said.append(fastest_sentence(compared, {r.mode: r for r in measured}, top))
+        trade = trade_sentence(memory_figures(session), main.mode, vs)
+        if trade is not None:
+            said.append(trade)
         host_bound = on_gpu and "eager" in found and found["eager"].kind == "host-bound"
         graphs_help = [r.mode for r in measured if r.mode in CUDA_GRAPH_MODES and compared[r.mode].verdict == "faster"]
         if host_bound and graphs_help:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from fusionviz.charts.style import ChartSettings
 
 # What a view's session must hold: an eager run with kernels, timing, the naive snippet, a sweep, a grid, the
-# source lines of its kernels (runs recorded with provenance, schema 3).
+# source lines of its kernels (runs recorded with provenance, schema 3). The memory view needs runs that measured
+# their memory besides (`charts.views.view_problem` says so for a session recorded before).
 Needs = Literal["runs", "timing", "naive", "sweep", "grid", "sources"]
 
 # The fields a talk's caption template may use (`analysis.captions.caption_values` fills each).
@@ -131,6 +132,9 @@ VIEWS: dict[str, View] = {
                      takes_mode=True),
     "bound": View("Host or device", "per mode, the host's work per call against the GPU's, and the latency",
                   "timing", _chart("bound:draw_bound"), _words("bound_caption")),
+    "memory": View("Memory", "one iteration's memory, eager above `mode`: the bytes live at each moment, stacked by "
+                   "the op that made them, and what each mode holds between calls", "runs",
+                   _chart("memory:draw_memory"), _words("memory_caption"), takes_mode=True),
     "what_if": View("What if", "what compiling could save, estimated from eager's trace, beside what it did",
                     "timing", _chart("what_if:draw_what_if"), _words("what_if_caption")),
     "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share in each cell",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from fusionviz.analysis import bytes_moved, captions, kernel_costs, ladder, what_if
 from fusionviz.analysis.bound import bound_headline
 from fusionviz.analysis.headline import Headline
+from fusionviz.analysis.memory import memory_headline
 from fusionviz.analysis.modules import module_headline
 from fusionviz.analysis.report import Report
 
@@ -91,6 +92,11 @@ def bytes_headline(report: Report, mode: str | None = None) -> Headline:
     return bytes_moved.bytes_headline(report.bytes_moved, report.focus(mode), report.session.run("eager"))
 
 
+def memory_view_headline(report: Report, mode: str | None = None) -> Headline:
+    focus = report.focus(mode)
+    return memory_headline(report.memory, focus.mode if focus is not None else None)
+
+
 def roofline_headline(report: Report, mode: str | None = None) -> Headline:
     eager, focus = report.session.run("eager"), report.focus(mode)
     caption = kernel_costs.roofline_caption(report.session.ceilings, eager, focus, report.costs)
@@ -105,7 +111,7 @@ HEADLINES: dict[str, Worded] = {
     "methodology": methodology_headline, "sweep_latency": sweep_latency_headline,
     "sweep_steady": sweep_steady_headline, "sweep_cumulative": sweep_cumulative_headline, "grid": grid_headline,
     "waterfall": waterfall_headline, "bytes": bytes_headline, "roofline": roofline_headline,
-    "bound": bound_view_headline, "what_if": what_if_headline,
+    "bound": bound_view_headline, "what_if": what_if_headline, "memory": memory_view_headline,
 }
 
 
@@ -139,3 +145,4 @@ bound_caption = _caption(bound_view_headline)
 what_if_caption = _caption(what_if_headline)
 bytes_caption = _caption(bytes_headline)
 roofline_caption = _caption(roofline_headline)
+memory_caption = _caption(memory_view_headline)

@@ -44,6 +44,9 @@ def view_problem(report: Report, view: str, mode: str | None = None) -> str | No
     if info.needs == "sources" and not has_sources(eager, report.focus(mode)):
         return (f"the {view} view needs a session recorded with the lines of its kernels (fusionviz 0.1 sessions "
                 "of schema 3): this one was recorded before")
+    if view == "memory" and not any(r.memory is not None and r.memory.timeline for r in session.runs):
+        return ("the memory view needs a session recorded with each mode's memory (fusionviz run since issue 47): "
+                "this one was recorded before")
     if info.needs == "timing" and not report.timed:
         return "this session carries no timing (plain profiler traces have none), so there are no latencies to draw"
     if info.takes_mode and report.focus(mode) is None:

@@ -9,8 +9,10 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from fusionviz.analysis.bound import bound_fields
+from fusionviz.analysis.cuda_graphs import coverage_fields
 from fusionviz.analysis.dram_counts import NO_COUNTERS, counted_costs
 from fusionviz.analysis.kernel_costs import RunCosts, cost_fields
+from fusionviz.analysis.memory import memory_fields
 from fusionviz.analysis.provenance import kernel_provenance, link_kind
 from fusionviz.analysis.report import Report, RunReport, analyse
 from fusionviz.analysis.trace_stats import as_records
@@ -60,6 +62,14 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     A plain trace's kernel carries the user's lines its stack traces give (`source_lines`, ["file:line"]; []
     where the trace wrote none: `KernelRow.source_lines`).
 
+    Memory (`memory.memory_fields`): each run's `memory`, measured in a fresh process of its own ({"method":
+    "cuda_allocator" or "profiler_memory_events", "inputs_bytes", "held_bytes", "peak_allocated_bytes",
+    "peak_reserved_bytes", "pool_bytes", "graph_pool_bytes", "peak_bytes", "process", "saved", "recomputed",
+    "timeline_events"}, `records.session.ModeMemory` defines each; null where not measured), and for a mode that
+    records CUDA graphs its `cuda_graphs` (`cuda_graphs.coverage_fields`: what was captured and skipped with
+    Inductor's reasons, recordings, input copies per call with their bytes and µs, what would avoid them; null for
+    other modes); per session `bridge`, the default → reduce-overhead step for reading (null where not timed).
+
     A crossover grid's runs are in its cells: its `source` names the sizes it spans."""
     session = report.session
     env = session.environment
@@ -82,11 +92,13 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
         "runs": [_run_report(report.runs[r.mode], device, env.device_kind, top, costs.get(r.mode))
                  | timed.get(r.mode, NOT_TIMED) | {"links": link_kind(session.run("eager"), r),
                                                    "profiled_stretch": report.stretch.get(r.mode),
-                                                   "bound": bound_fields(report.bounds.get(r.mode))}
+                                                   "bound": bound_fields(report.bounds.get(r.mode)),
+                                                   "memory": memory_fields(report.memory.get(r.mode)),
+                                                   "cuda_graphs": coverage_fields(report.coverage.get(r.mode))}
                  for r in session.runs],
         "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                            "matmul_tflops": dict(session.ceilings.matmul_tflops)},
-        "ladder": _ladder_report(report)}
+        "ladder": _ladder_report(report), "bridge": _bridge_report(report)}
     if grid is not None:
         inspected["cells"] = _cells(report)
         inspected["crossover"] = grid.sentence
@@ -133,6 +145,53 @@ def _ladder_report(report: Report) -> list[dict[str, Any]]:
     from fusionviz.analysis.ladder import ladder_fields
 
     return ladder_fields(report.ladder)
+
+
+def _bridge_report(report: Report) -> dict[str, Any] | None:
+    """The default → reduce-overhead step for reading (`ladder.bridge_headline`): {"text", "mechanism",
+    "details"}; None where it was not timed."""
+    if not report.ladder:
+        return None
+    from fusionviz.analysis.ladder import bridge_headline
+
+    found = bridge_headline(report.ladder, report.session)
+    return None if found is None else {"text": found.text, "mechanism": found.mechanism,
+                                       "details": list(found.details)}
+
+
+def memory_lines(inspected: dict[str, Any]) -> list[str]:
+    """`inspect`'s text on memory: per run, its figures and how they were measured, what a train pass saved and
+    recomputed, and its CUDA graphs' coverage and input copies; then the default → reduce-overhead step."""
+    lines = []
+    for run in inspected["runs"]:
+        memory, graphs = run.get("memory"), run.get("cuda_graphs")
+        if memory is None and graphs is None:
+            continue
+        lines.append(f"\n{run['label']}: memory")
+        if memory is not None:
+            how = "CUDA caching allocator" if memory["method"] == "cuda_allocator" else "profiler's memory events"
+            reserved = memory["peak_reserved_bytes"]
+            lines.append(f"  ({how}, a fresh process) held between calls {memory['held_bytes']:,} B (inputs "
+                         f"{memory['inputs_bytes']:,} B); a call's peak above that {memory['peak_allocated_bytes']:,} B"
+                         + (f"; reserved at most {reserved:,} B" if reserved is not None else "")
+                         + f"; kept from compiling and the first calls {memory['pool_bytes']:,} B"
+                         + (f"; CUDA-graph pools {memory['graph_pool_bytes']:,} B" if memory["graph_pool_bytes"]
+                            else ""))
+            saved = memory["saved"]
+            if saved is not None:
+                recomputed = memory["recomputed"]
+                lines.append(f"  saved for backward {saved['bytes']:,} B in {saved['tensors']} storages, of which "
+                             f"activations {saved['activation_bytes']:,} B"
+                             + ("" if recomputed is None else "; the backward recomputes " + (", ".join(
+                                 f"{r['op']} x{r['count']}" for r in recomputed) or "nothing")))
+        if graphs is not None:
+            lines.append(f"  CUDA graphs: {graphs['words']}")
+            if graphs["avoid"]:
+                lines.append(f"  {graphs['avoid']}")
+    bridge = inspected.get("bridge")
+    if bridge is not None:
+        lines.append(f"\n{bridge['text']}. {bridge['mechanism']}")
+    return lines
 
 
 NOT_TIMED: dict[str, Any] = {"latency_ms": None, "speedup": None, "verdict": None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fusionviz.analysis.bound import bounds
-from fusionviz.analysis.ladder import ladder, ladder_fields, why_words
+from fusionviz.analysis.ladder import biggest_step, ladder, ladder_fields, why_words
 from fusionviz.analysis.report import analyse
 from fusionviz.records.session import ModeRun
 from tests.unit.factories import cpu, k, run, session
@@ -34,7 +34,8 @@ def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
     assert (found["eager"].host_us, found["eager"].gpu_us, found["eager"].kind) == (90.0, 50.0, "host-bound")
     assert found["eager_cuda_graph"].kind == "device-bound" and found["default"].gpu_us == 36.0
     steps = {step.step: step for step in ladder(s)}
-    assert list(steps) == ["eager → eager_cuda_graph", "eager_cuda_graph → reduce-overhead", "eager → default"]
+    assert list(steps) == ["eager → eager_cuda_graph", "eager_cuda_graph → reduce-overhead", "eager → default",
+                           "default → reduce-overhead"]
     graph = steps["eager → eager_cuda_graph"]
     # every round, in both processes, is 50 µs faster: a change with no spread
     assert graph.delta_us is not None and graph.delta_us.median == pytest.approx(-50.0)
@@ -44,6 +45,14 @@ def test_the_ladder_pairs_rounds_and_splits_gpu_from_host() -> None:
     assert fusion.delta_us is not None and fusion.delta_us.median == pytest.approx(-10.0)
     assert fusion.gpu_delta_us == pytest.approx(36.0 - 50.0) and "most of the change is GPU time" in fusion.mechanism
     assert steps["eager → default"].delta_us.median == pytest.approx(60.0)  # type: ignore[union-attr]
+    # across the ladders: default's kernels under CUDA graphs, 120 µs faster each round (160 → 40, 180 → 60 …);
+    # the same 3 kernels of 12 µs, so all of it is host work: the launches gone, no input copy in these runs
+    bridge = steps["default → reduce-overhead"]
+    assert bridge.bridge and bridge.delta_us is not None and bridge.delta_us.median == pytest.approx(-120.0)
+    assert bridge.gpu_delta_us == pytest.approx(0.0)
+    assert bridge.mechanism.startswith("CUDA graphs over default's compiled kernels: 120.0 µs per call faster")
+    assert bridge.mechanism.endswith("; of it, launches gone: -120.0 µs of host work")
+    assert biggest_step(list(steps.values())) is steps["eager → default"]  # the bridge is no rung of either ladder
     fields = ladder_fields(list(steps.values()))
     assert fields[0]["from"] == "eager" and fields[0]["to"] == "eager_cuda_graph"
     assert fields[0]["delta_us"] == {"median": pytest.approx(-50.0), "low": pytest.approx(-50.0),

@@ -20,6 +20,8 @@ from fusionviz.records.session import (
     GraphProvenance,
     Grid,
     GridCell,
+    MemoryEvent,
+    ModeMemory,
     NaiveResult,
     OpSource,
     Session,
@@ -40,6 +42,12 @@ FUSED.provenance = [GraphProvenance(output_code=0, node_mappings=json.dumps(
     {"cppCodeToPost": {"triton_poi_fused_add_mul_0:1": ["mul", "add"]}, "postToPre": {"mul": ["mul"], "add": ["add"]},
      "version": 2.0}))]
 FUSED.graph_nodes = [GraphNode(0, op, op, "", "/m.py:3", "return x * 2 + 1") for op in ("mul", "add")]
+# each mode's memory over one iteration: eager's two intermediates, the fused kernel's one output
+EAGER.memory = ModeMemory("cuda_allocator", inputs_bytes=64, held_bytes=64, peak_allocated_bytes=128, timeline=[
+    MemoryEvent(1.0, 64, "aten::mul"), MemoryEvent(21.0, 64, "aten::add"), MemoryEvent(25.0, -64, "aten::mul")],
+    timeline_start_bytes=64)
+FUSED.memory = ModeMemory("cuda_allocator", inputs_bytes=64, held_bytes=64, peak_allocated_bytes=64, timeline=[
+    MemoryEvent(1.0, 64, "triton_poi_fused_add_mul_0")], timeline_start_bytes=64)
 ROOT = Path(__file__).resolve().parents[2]
 MS = {"eager": [[0.30, 0.31, 0.29]], "default": [[0.10, 0.10, 0.11]]}
 
