@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import gzip
+import json
+import pickle
+from pathlib import Path
 
 from fusionviz.cli.flags import add_config_flags, config_from, writable
 from fusionviz.cli.reporter import Ticker, frame, note, write
 from fusionviz.records.config import MODES, RunConfig, parse_modes
+from fusionviz.records.session import Session
 
 SHOWN = ["mode", "median_ms", "p10_ms", "p90_ms", "speedup", "speedup_low", "speedup_high", "verdict",
          "kernels_per_iteration", "busy_pct", "compile_s", "break_even_calls"]  # of the summary table
@@ -25,6 +31,9 @@ class Run:
         parser.add_argument("--recalibrate", action="store_true",
                             help="measure the device's ceilings (copy bandwidth, matmul rates) again instead of "
                                  "reading them from the cache of an earlier run")
+        parser.add_argument("--memory-snapshot", default=None, metavar="OUT.pickle",
+                            help="also write each mode's GPU allocator history over one steady iteration as PyTorch's "
+                                 "memory viewer reads it (pytorch.org/memory_viz), one file a mode: OUT.<mode>.pickle")
         parser.add_argument("--naive-calls", type=int, default=0,
                             help="also run the naive snippet (no warm-up, wall clock) with this many calls, for the "
                                  "methodology view")
@@ -37,6 +46,8 @@ class Run:
 
         config = config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile)
         writable(args.out)
+        if args.memory_snapshot:
+            writable(args.memory_snapshot)
         for warning in warnings_for(config):
             note(f"note: {warning}")
         session = run_session(config, Ticker(), naive_calls=args.naive_calls, recalibrate=args.recalibrate)
@@ -48,6 +59,26 @@ class Run:
                 note(f"{run.mode}: {run.status}: {run.error}")
         for warning in report.warnings:
             note(f"warning: {warning}")
+        if args.memory_snapshot:
+            written = write_snapshots(session, Path(args.memory_snapshot))
+            note(f"memory snapshots written: {', '.join(str(p) for p in written)}" if written else
+                 "no memory snapshot: the allocator history is recorded on a GPU only")
         write(verdict(session, report.latencies, report.speedups, report.comparisons, report.busy),
               f"session written to {path}")
         return 0 if any(r.ok for r in session.runs) else 1
+
+
+def write_snapshots(session: Session, out: Path) -> list[Path]:
+    """Each mode's allocator history (`ModeMemory.snapshot_gz_b64`) as PyTorch's memory viewer reads it: the
+    snapshot's dict (`segments`, `device_traces`) pickled, one file a mode beside `out` (`OUT.<mode>.pickle`);
+    the modes without one (the CPU's) are passed over. Returns the files written."""
+    written = []
+    for run in session.runs:
+        kept = run.memory.snapshot_gz_b64 if run.memory is not None else None
+        if not kept:
+            continue
+        snapshot = json.loads(gzip.decompress(base64.b64decode(kept)))
+        path = out.with_name(f"{out.stem}.{run.mode}{out.suffix or '.pickle'}")
+        path.write_bytes(pickle.dumps(snapshot))
+        written.append(path)
+    return written
