@@ -15,6 +15,7 @@ warm-up, then the steady calls. `records.session.ModeMemory` defines each figure
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import tempfile
@@ -101,16 +102,19 @@ class MemoryProbe:
         else:
             figures = self._steady_cpu(step)
         timeline, dropped = _timeline(step, self.device)
+        saved = None
+        if config.pass_ == "train" and mode != GRAPHED_EAGER:  # a graph replayed whole runs no autograd to hook
+            with contextlib.suppress(RuntimeError):  # a mode that refuses the hooks keeps its other figures
+                saved = saved_for_backward(step, model, inputs)
         return ModeMemory(
             **figures, inputs_bytes=self.inputs_bytes, timeline=timeline, timeline_dropped=dropped,
-            timeline_start_bytes=figures["held_bytes"], process=process,
-            saved=saved_for_backward(step, model, inputs) if config.pass_ == "train" and mode != GRAPHED_EAGER
-            else None,
+            timeline_start_bytes=figures["held_bytes"], process=process, saved=saved,
             snapshot_gz_b64=_snapshot(step, self.device) if self.cuda else None)
 
     def _steady_cuda(self, step: Callable[[], None]) -> dict[str, Any]:
+        index = torch.cuda.current_device() if self.device.index is None else self.device.index
         graph_pool = sum(int(s.get("total_size", 0)) for s in torch.cuda.memory._snapshot(self.device)["segments"]
-                         if _private(s))
+                         if _private(s) and s.get("device", index) == index)
         torch.cuda.reset_peak_memory_stats(self.device)
         before = torch.cuda.memory_allocated(self.device)
         for _ in range(STEADY_CALLS):
@@ -238,6 +242,8 @@ def _snapshot(step: Callable[[], None], device: torch.device) -> str | None:
         step()
         sync(device)
         snapshot = memory._snapshot(device)
+    except RuntimeError:
+        return None
     finally:
         memory._record_memory_history(enabled=None)
     index = device.index if device.index is not None else torch.cuda.current_device()
