@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 import warnings
@@ -93,10 +94,21 @@ class _CompileListener(logging.Handler):
                 frame = f"{metadata.get('frame_id', '')}/{metadata.get('frame_compile_id', '')}"
                 self.aot_graphs.append((AOT_GRAPHS[kind], frame, payload))
             return
-        if record.name.endswith("__cudagraphs") and record.levelno >= logging.WARNING:
-            self.cudagraph_skips.append((len(self.provenance.graphs) - 1, record.getMessage()[:500]))
+        if record.name.endswith("__cudagraphs") and "skipping cudagraph" in record.getMessage():
+            self.cudagraph_skips.append((_skipped_graph(len(self.provenance.graphs) - 1), record.getMessage()[:500]))
         if record.levelno >= logging.WARNING and len(self.lines) < MAX_LOG_LINES:
             self.lines.append(f"{record.name}: {record.getMessage()}"[:500])
+
+
+def _skipped_graph(latest: int) -> int:
+    """The compiled graph a skip is logged for: the one being compiled (the latest), unless the graph tree skips
+    at run time (a mutated input seen on a call), where no graph is being made: -1 then."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("cudagraph_trees.py"):
+            return -1
+        frame = frame.f_back  # type: ignore[assignment]
+    return latest
 
 
 @contextlib.contextmanager

@@ -138,3 +138,18 @@ def test_inspect_gives_the_memory_fields_and_says_how_they_were_measured(session
     assert inspected["bridge"] is None
     lines = memory_lines(inspected)
     assert any("profiler's memory events" in line for line in lines)
+
+
+def test_the_listener_ties_inductors_skip_reason_to_the_graph_being_compiled() -> None:
+    """Inductor logs a skip on its `cudagraphs` artifact log while compiling a graph (that graph's) or, from the
+    graph tree, on a call (no graph's: -1); its other warnings there are not skips."""
+    import logging
+
+    from fusionviz.measure.harness import listening
+
+    log = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
+    with listening() as listener:
+        listener.provenance.generated(0)
+        log.warning("skipping cudagraphs due to mutated inputs (1 instances)")
+        log.warning("CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size.")
+    assert listener.cudagraph_skips == [(0, "skipping cudagraphs due to mutated inputs (1 instances)")]
