@@ -17,8 +17,13 @@ is the model itself, for ops its own `forward` makes):
   the model (a train pass's loss and its backward, which autograd runs outside every module). Compiled: a kernel
   of a backward graph (Inductor maps only the forward's nodes) or outside every compiled graph (the loss, a CUDA
   graph's input copy);
+- COPIES: a copy kernel that no compiled kernel's record names, inside a compiled graph's call: the copy of the
+  inputs into a CUDA graph's static buffers (reduce-overhead, max-autotune), the price of the graph's replay;
 - UNKNOWN: a kernel the session keeps no record for (a session recorded before schema 3, a plain trace, an eager
   row the marked pass did not align with).
+
+Eager replayed as one CUDA graph (`eager_cuda_graph`) launches eager's kernels: they take eager's modules, aligned
+by name as eager's own profiled iterations are.
 
 So each mode's rows add up to its kernel time per iteration (`kernel_tables.KERNEL_US`: every stream, memory
 operations out), and the eager and compiled totals of one module compare what the same part of the model cost.
@@ -28,23 +33,25 @@ operations out), and the eager and compiled totals of one module compare what th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 import pandas as pd
 
 from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, micros
 from fusionviz.analysis.provenance import kernel_provenance, op_sources
+from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import GraphNode, ModeRun
 
 OUTSIDE = "(outside the forward)"
+COPIES = "(input copies)"
 UNKNOWN = "(no record)"
-PSEUDO_MODULES: tuple[str, ...] = (OUTSIDE, UNKNOWN)
+PSEUDO_MODULES: tuple[str, ...] = (OUTSIDE, COPIES, UNKNOWN)
 
 MODULE_COLUMNS: dict[str, str] = {
-    "module": "the module's path as named_modules names it (`h.0.attn`); '' for the model itself; OUTSIDE or "
-              "UNKNOWN for kernels of no module of the forward",
+    "module": "the module's path as named_modules names it (`h.0.attn`); '' for the model itself; OUTSIDE, "
+              "COPIES or UNKNOWN for kernels of no module of the forward",
     "mode": "the run's mode (eager first, then each compiled mode in the session's order)",
     "kernel_us": "kernel time per profiled iteration of the kernels given to the module itself, not to its "
                  "children (µs; every stream added, memory operations out)",
@@ -96,7 +103,7 @@ def _compiled_modules(run: ModeRun) -> list[str | None]:
         if row.kernel_class == MEMORY_CLASS:
             found.append(None)
         elif prov is None:
-            found.append(UNKNOWN if row.graph else OUTSIDE)
+            found.append((COPIES if row.kernel_class == "copy" else UNKNOWN) if row.graph else OUTSIDE)
         elif prov.backward:
             found.append(OUTSIDE)
         else:
@@ -121,10 +128,14 @@ def module_table(runs: Iterable[ModeRun]) -> pd.DataFrame:
     modules in model order."""
     rows: list[dict[str, object]] = []
     order: dict[str, int] = {}
+    runs = list(runs)
+    eager = next((r for r in runs if r.mode == "eager"), None)
     for run in runs:
         if run.summary is None or not run.kernels:
             continue
         iterations = max(run.summary.iterations, 1)
+        if run.mode == GRAPHED_EAGER and not run.op_sources and eager is not None:
+            run = replace(run, op_sources=eager.op_sources)  # eager's kernels, replayed
         per: dict[str, list[float]] = {}
         ordered = sorted(zip(run.kernels, kernel_modules(run), strict=True),
                          key=lambda pair: (pair[0].iteration, pair[0].start_us))
@@ -148,7 +159,7 @@ def module_table(runs: Iterable[ModeRun]) -> pd.DataFrame:
 
 def ancestors(module: str) -> list[str]:
     """The module's ancestors from the model down, itself last: "h.0.attn" → ["", "h", "h.0", "h.0.attn"]; a
-    pseudo-module (OUTSIDE, UNKNOWN) hangs from the model."""
+    pseudo-module (OUTSIDE, COPIES, UNKNOWN) hangs from the model."""
     if not module:
         return [""]
     if module in PSEUDO_MODULES:

@@ -38,12 +38,12 @@ def _settings(info: ModelInfo) -> str:
     """What the size flags set for this model, in brackets; a real model's defaults too."""
     flags = [f"--seq: {info.seq_label}"] if info.seq_label else []
     if info.real:
-        flags.insert(0, f"--dim: {info.dim_label}" if info.dim_label else "--dim: not used")
+        flags.insert(0, f"--dim: {info.dim_label}" if info.dim_label else "--dim: none, its widths are its own")
         if info.layers_label:
             flags.append(f"--layers: {info.layers_label}")
         defaults = ", ".join(f"{flag} {value}" for flag, value in (
             ("dim", info.default_dim), ("batch", info.default_batch), ("seq", info.default_seq),
-            ("layers", info.default_layers)) if value is not None)
+            ("layers", info.default_layers)) if value is not None and (flag != "dim" or info.dim_label))
         flags.append(f"default {defaults}")
     return f" [{'; '.join(flags)}]" if flags else ""
 

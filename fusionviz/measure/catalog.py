@@ -89,10 +89,11 @@ def _transformer(name: str, purpose: str, dim: int, layers: int, seq: int, *, se
                      library="transformers", head_width=64, patch=patch, min_seq=min_seq)
 
 
-def _image_model(name: str, purpose: str, library: str, *, dim_label: str | None = None,
-                 dim: int | None = None) -> ModelInfo:
+def _image_model(name: str, purpose: str, library: str, *, dim_label: str | None = None, dim: int = 64) -> ModelInfo:
     """A convolutional network of timm or torchvision: images of side 224 by default (32 at least: five halvings
-    of the side leave one pixel), batch 8, its depth fixed by its name."""
+    of the side leave one pixel), batch 8, its depth fixed by its name. Where `dim` sets nothing (`dim_label`
+    None: a ResNet's widths are its own), its default is the first stage's width, 64 channels, which a session
+    records, and any other dim is refused."""
     return ModelInfo(name, purpose, seq_label=IMAGE_SIDE, default_seq=224, dim_label=dim_label, default_dim=dim,
                      default_batch=8, library=library, min_seq=32)
 
@@ -112,7 +113,8 @@ REAL_MODELS: dict[str, ModelInfo] = {
                      "pre-norm encoder over the patches", 768, 12, 224, seq_label=IMAGE_SIDE, patch=16,
                      min_seq=16),
         _image_model("timm:resnet50", "timm's ResNet-50: convolutions from the library with BatchNorm and ReLU "
-                     "between them, which inference folds; its widths and 16 bottleneck blocks are its own", "timm"),
+                     "between them, which fuse into one pass at inference; its widths and 16 bottleneck blocks are "
+                     "its own", "timm"),
         _image_model("timm:convnext_tiny", "timm's ConvNeXt-T: depthwise 7×7 convolutions, channel LayerNorms "
                      "and GELU MLPs, much for fusion to merge between the library's convolutions", "timm",
                      dim_label="first stage's channels (each later stage doubles them)", dim=96),
@@ -179,6 +181,9 @@ def model_problem(config: RunConfig) -> str | None:
     if config.layers is not None and info.layers_label is None:
         depth = "its depth is fixed by its name" if info.real else "the zoo's models have a fixed depth"
         return f"{name} has no layers setting ({depth}): leave layers out"
+    if info.dim_label is None and info.default_dim is not None and config.dim != info.default_dim:
+        return (f"{name} has no width setting (its widths are its own, {info.default_dim} channels in its first "
+                f"stage): leave dim out, or give {info.default_dim}")
     if info.head_width and config.dim % info.head_width:
         width = info.head_width
         near = sorted({max(width, config.dim // width * width), (config.dim // width + 1) * width})

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from fusionviz.analysis.modules import (
+    COPIES,
     MODULE_COLUMNS,
     OUTSIDE,
     TREE_COLUMNS,
@@ -139,3 +140,16 @@ def test_the_headline_says_where_the_mode_saved_most_and_where_it_lost() -> None
 def test_the_report_keeps_one_module_table_for_its_views() -> None:
     report = analyse(session(EAGER, DEFAULT))
     assert report.modules is report.modules and set(report.modules["mode"]) == {"eager", "default"}
+
+
+def test_a_cuda_graph_s_input_copy_and_eager_replayed_as_one_graph() -> None:
+    copy = k("multi_tensor_apply_kernel", 0, 2, launch_op="aten::_foreach_copy_", op_id=3)
+    copy.graph = "fx-graph-key"  # launched inside the compiled graph's call, by no handle of its wrapper
+    replayed = run("reduce-overhead", [copy, *(k(r.name, 10 + r.start_us, r.dur_us) for r in DEFAULT.kernels[:3])])
+    replayed.output_code, replayed.provenance, replayed.graph_nodes = (DEFAULT.output_code, DEFAULT.provenance,
+                                                                        DEFAULT.graph_nodes)
+    assert kernel_modules(replayed) == [COPIES, "b.0.ln", "b.0.fc", "b.1.ln"]
+    graphed = run("eager_cuda_graph", [k(name, 50 * i, us) for i, (name, _, us) in enumerate(EAGER_OPS)])
+    table = module_table([EAGER, graphed])
+    assert table[table["mode"] == "eager_cuda_graph"].set_index("module").kernel_us.to_dict() == {
+        module: us for _, module, us in EAGER_OPS if module} | {OUTSIDE: 2}

@@ -55,6 +55,8 @@ def test_the_published_sizes_map_onto_each_config_s_knobs() -> None:
     ("timm:convnext_tiny", {"seq": 16}, "needs an image side of at least 32, not 16"),
     ("timm:resnet50", {"layers": 4}, "timm:resnet50 has no layers setting (its depth is fixed by its name)"),
     ("mlp", {"layers": 4}, "mlp has no layers setting"),
+    ("tv:resnet18", {"dim": 128}, "tv:resnet18 has no width setting (its widths are its own, 64 channels in its "
+                                  "first stage): leave dim out, or give 64"),
     ("hf:gpt3", {}, "unknown real model 'hf:gpt3': choose one of hf:gpt2, hf:bert"),
 ])
 def test_sizes_a_config_refuses_are_said_before_any_work(model: str, sizes: dict[str, int], said: str) -> None:
