@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import platform
 import socket
@@ -13,11 +14,12 @@ from pathlib import Path
 import torch
 
 from fusionviz import __version__
+from fusionviz.measure.catalog import REAL_MODELS
 from fusionviz.records.session import Environment
 
 
-def environment(device: str) -> Environment:
-    """What this capture ran on, recorded inside every session."""
+def environment(device: str, model: str = "") -> Environment:
+    """What this capture ran on, recorded inside every session; for a real model, its library's version."""
     dev = torch.device(device)
     triton_version = None
     with contextlib.suppress(ImportError):
@@ -34,6 +36,7 @@ def environment(device: str) -> Environment:
         hostname=socket.gethostname(),
         captured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         fusionviz_version=__version__,
+        libraries=_library_version(model),
     )
     if dev.type == "cuda":
         props = torch.cuda.get_device_properties(dev)
@@ -45,6 +48,17 @@ def environment(device: str) -> Environment:
         env.device_name = f"CPU: {env.cpu} ({env.cpu_count} cores)"
         env.device_memory_gib = round(available_host_bytes() / 2**30, 1)
     return env
+
+
+def _library_version(model: str) -> dict[str, str]:
+    """{library: version} of the library a real model is built with, where it is installed; {} for the zoo and a
+    user's own model."""
+    info = REAL_MODELS.get(model)
+    if info is None or info.library is None:
+        return {}
+    with contextlib.suppress(ImportError):
+        return {info.library: str(getattr(importlib.import_module(info.library), "__version__", ""))}
+    return {}
 
 
 def _cpu_name() -> str:

@@ -34,7 +34,7 @@ def handle(job: Job, progress: Progress) -> Reply:
         return DevicesReply(devices=devices())
     if isinstance(job, ModeJob):
         run = capture.run_mode(job.config, job.mode, progress)
-        return ModeReply(environment=environment(job.config.device), run=run)
+        return ModeReply(environment=environment(job.config.device, job.config.model), run=run)
     if isinstance(job, TimingJob):
         from fusionviz.measure import timing
 
@@ -60,7 +60,7 @@ def handle(job: Job, progress: Progress) -> Reply:
     from fusionviz.measure import sweep
 
     result = sweep.run_sweep(job.config, job.request, progress)
-    return SweepReply(environment=environment(job.config.device), sweep=result)
+    return SweepReply(environment=environment(job.config.device, job.config.model), sweep=result)
 
 
 def devices() -> list[Device]:

@@ -64,6 +64,8 @@ class Environment:
     captured_at: str = ""
     fusionviz_version: str = ""
     device_memory_gib: Finite | None = None
+    # the version of the library a real model was built with (`{"transformers": "5.18.0"}`); empty for the zoo
+    libraries: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -92,6 +92,7 @@ def test_the_stack_traces_name_this_process_s_files(gpt2: Session) -> None:
              for texts in json.loads(g.stack_traces).values() for line in stack_lines(texts)]
     import transformers
 
+    assert gpt2.environment.libraries == {"transformers": transformers.__version__}  # recorded with the session
     library = Path(transformers.__file__).parent
     assert lines and all(Path(line.rpartition(":")[0]).is_file() for line in lines)
     assert any(Path(line.rpartition(":")[0]).is_relative_to(library) for line in lines)
