@@ -17,7 +17,7 @@ from fusionviz.analysis.trace_stats import KernelStat, StepIdle, as_frame
 from fusionviz.charts.export import session_name
 from fusionviz.charts.source_view import trace_source_figure
 from fusionviz.charts.stats import class_stats_figure
-from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.style import ChartSettings, fit_title
 from fusionviz.errors import FusionvizError
 from fusionviz.records.limits import read_file
 from fusionviz.records.session import ModeRun, Session
@@ -182,9 +182,10 @@ def show_pair(a: Report, b: Report) -> None:
     sections.show_timeline(pair, "pair_timeline", stamp)
     figures, classes = st.columns(2)
     with figures:
-        tables.show(summary, "pair_summary")
+        tables.show(summary, "pair_summary", column_config={"quantity": st.column_config.TextColumn(width="medium")})
     with classes:
-        sections.restyled_chart(class_stats_figure(list(pair.runs.values()), sections.half(ChartSettings())),
+        halved = sections.half(ChartSettings())
+        sections.restyled_chart(fit_title(class_stats_figure(list(pair.runs.values()), halved), halved),
                                 "pair_classes", ChartSettings.presentation().chart_px, stamp=stamp)
     st.markdown("**Kernels that differ** (per iteration; B − A, largest time change first; `replaced`: the kernels "
                 "of A that B's took the place of)")

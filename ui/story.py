@@ -68,10 +68,17 @@ def headline_html(headline: Headline, name: str) -> str:
     line = html.escape(headline.mechanism)
     return (f'<div data-fv-caption="{html.escape(name)}">'
             f'<div data-fv-headline title="{details}" style="font-size: {HEADLINE_PX}px; font-weight: 600; '
-            f'line-height: {HEADLINE_LEADING}; margin: 0">{html.escape(headline.text)}</div>'
+            f'line-height: {HEADLINE_LEADING}; margin: 0">{unbroken(headline.text)}</div>'
             f'<div data-fv-line title="{line}" style="font-size: {LINE_PX}px; line-height: {LINE_LEADING}; '
             f'min-height: {LINE_LEADING}em; white-space: nowrap; overflow: hidden; text-overflow: ellipsis">'
             f'{line}</div></div>')
+
+
+def unbroken(text: str) -> str:
+    """`text` as HTML, each word with a hyphen in it kept whole on its line: a headline of two lines broke
+    "max-autotune" after "max-"."""
+    return " ".join(f'<span style="white-space: nowrap">{word}</span>' if "-" in word else word
+                    for word in html.escape(text).split(" "))
 
 
 def scene_headline(report: Report, view: str, mode: str | None = None, template: str | None = None) -> Headline:

@@ -9,7 +9,7 @@ from fusionviz.analysis.report import Report
 from fusionviz.analysis.sources import find_source, kernel_signature, pinned_sizes, size_arguments, source_diff
 from fusionviz.analysis.sweep import SWEEP_SUMMARY_COLUMNS, SweepReport, strategy_kernel_diff
 from fusionviz.charts.registry import VIEWS, views_needing
-from fusionviz.charts.style import ChartSettings
+from fusionviz.charts.style import ChartSettings, fit_title
 from fusionviz.charts.sweep import sweep_cumulative_figure, sweep_latency_figure, sweep_steady_figure
 from fusionviz.errors import SessionFileError
 from fusionviz.records.session import Session, StrategyRun
@@ -178,9 +178,11 @@ def show_report(report: Report, settings: ChartSettings) -> None:
     left, right = st.columns(2)
     halved = sections.half(settings)
     with left:
-        sections.chart(sweep_steady_figure(report, halved), "s_steady", stamp=stamp, settings=halved)
+        sections.chart(fit_title(sweep_steady_figure(report, halved), halved), "s_steady", stamp=stamp,
+                       settings=halved)
     with right:
-        sections.chart(sweep_cumulative_figure(report, halved), "s_cumulative", stamp=stamp, settings=halved)
+        sections.chart(fit_title(sweep_cumulative_figure(report, halved), halved), "s_cumulative", stamp=stamp,
+                       settings=halved)
     st.subheader("Summary per strategy")
     show_summary(report.sweep)
     st.subheader("Kernels of one shape, side by side")

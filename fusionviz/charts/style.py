@@ -110,6 +110,26 @@ def fit_axis_titles(fig: go.Figure, font_size: int, plot_px: int | None) -> None
                 axis.title.text = "<br>".join(textwrap.wrap(text.replace("<br>", " "), chars))
 
 
+TITLE_LINE_EM = 1.25  # a title line's height, in its font size
+
+
+def fit_title(fig: go.Figure, settings: ChartSettings) -> go.Figure:
+    """`fig`'s title written on as many lines as a plot `settings.plot_px` wide needs, the top margin grown by the
+    lines it gained: a chart in one of two columns ran "Cumulative time over the schedule: mark_dynamic is ahead
+    from call 1" off its right edge. For a figure laid out narrower than the page's column (`style` leaves a
+    title as it is)."""
+    text = (fig.layout.title.text or "").replace("<br>", " ")
+    lines = textwrap.wrap(text, max(12, int(settings.plot_px / (CHAR_EM * settings.title_size))))
+    if len(lines) > 1:
+        gained = round((len(lines) - 1) * TITLE_LINE_EM * settings.title_size)
+        height = fig.layout.height or settings.chart_px
+        # Plotly anchors a title of several lines by its first line: the lines it gained are moved down under the
+        # top edge, or the first would be drawn above it
+        fig.update_layout(title={"text": "<br>".join(lines), "y": 1 - gained / height},
+                          margin={"t": (fig.layout.margin.t or 0) + gained}, height=height + gained)
+    return fig
+
+
 def restyled_layout(fig: go.Figure, settings: ChartSettings, height: int) -> dict[str, Any]:
     """`fig`'s layout (as Plotly JSON) with the fonts, margins and `height` of `settings`, its data untouched:
     the presentation layout a plot in the browser switches to without the figure being drawn again

@@ -52,9 +52,9 @@ def captions(at: AppTest) -> list[tuple[str, str]]:
     """Each scene headline on the page (`story.headline_html`): its text and the line under it."""
     found = []
     for element in at.get("html"):
-        parts = re.findall(r"<div data-fv-(?:headline|line)[^>]*>(.*?)</div>", element.value)
+        parts = re.findall(r"<div data-fv-(?:headline|line)[^>]*>(.*?)</div>", element.value)  # spans in them
         if parts:
-            found.append((html.unescape(parts[0]), html.unescape(parts[1])))
+            found.append(tuple(html.unescape(re.sub(r"<[^>]+>", "", part)) for part in parts[:2]))
     return found
 
 

@@ -29,6 +29,13 @@ def test_the_headline_and_its_line_are_set_at_fixed_sizes_no_smaller_than_the_fl
     assert 'title="default is faster than eager here: 10.53x."' in shown  # the details: a hover away
 
 
+def test_a_word_with_a_hyphen_is_not_broken_at_the_end_of_a_headlines_line() -> None:
+    assert story.unbroken("Balanced: reduce-overhead, max-autotune") == (
+        'Balanced: <span style="white-space: nowrap">reduce-overhead,</span> '
+        '<span style="white-space: nowrap">max-autotune</span>')
+    assert story.unbroken("a < b") == "a &lt; b"
+
+
 def test_a_scene_template_takes_the_place_of_the_mechanism_under_the_views_headline() -> None:
     report = analyse(open_path(CHAIN))
     own = view_headline(report, "verdict", "default")
