@@ -124,7 +124,8 @@ def check(paths: list[Path], with_modules: set[str]) -> tuple[list[str], list[st
         env = session.environment
         lines.append(f"== {path.name}: {session.config.model} dim {session.config.dim}, batch {session.config.batch}, "
                      f"seq {session.config.seq}, layers {session.config.layers}, {session.config.dtype} on "
-                     f"{env.device_name} (torch {env.torch_version})")
+                     f"{env.device_name} (torch {env.torch_version}"
+                     + "".join(f", {lib} {version}" for lib, version in env.libraries.items()) + ")")
         for run in session.runs:
             line, found = check_run(session, run, session.config.model in with_modules)
             lines.append(f"  {line}")
