@@ -174,10 +174,15 @@ def not_applicable_reason(config: RunConfig, mode: str) -> str | None:
     return None
 
 
+# Models whose compile autotunes convolutions under max-autotune (the zoo's conv block, the real ResNets and
+# ConvNeXt of measure.catalog): on the GPU machine ResNet-18's did not finish within 10 minutes.
+CONVOLUTIONAL = frozenset({"conv_block", "timm:resnet50", "timm:convnext_tiny", "tv:resnet18"})
+
+
 def warnings_for(config: RunConfig) -> list[str]:
     """Things a user should know before starting this run (not errors: the run may proceed)."""
     notes = []
-    if config.model == "conv_block" and any(m in AUTOTUNE_MODES for m in config.modes):
+    if config.model in CONVOLUTIONAL and any(m in AUTOTUNE_MODES for m in config.modes):
         notes.append("max-autotune benchmarks convolution choices, which can take more than 10 minutes; "
                      "the run stops at its time limit")
     if any(m in AUTOTUNE_MODES for m in config.modes):

@@ -25,7 +25,7 @@ from fusionviz.measure.catalog import (
     model_problem,
     validated,
 )
-from fusionviz.records.config import RunConfig
+from fusionviz.records.config import CONVOLUTIONAL, RunConfig, warnings_for
 
 
 def config(model: str, **sizes: Any) -> RunConfig:
@@ -112,3 +112,13 @@ def test_the_cli_refuses_a_width_the_heads_do_not_split_before_starting_a_worker
     assert "hf:gpt2 splits its hidden size into attention heads of 64" in capsys.readouterr().err
     assert main(["run", "--model", "mlp", "--batch", "2", "--device", "cpu", "--out", out]) == 2
     assert "mlp has no default size: give --dim" in capsys.readouterr().err
+
+
+def test_max_autotune_of_a_real_convolutional_network_is_warned_of() -> None:
+    """Autotuning convolutions took more than 10 minutes for ResNet-18 on the GPU machine: every convolutional
+    network of the catalogue is warned of, the transformers' models are not."""
+    convolutional = {name for name, info in REAL_MODELS.items() if info.library in ("timm", "torchvision")}
+    assert convolutional <= CONVOLUTIONAL
+    for name in REAL_MODELS:
+        said = " ".join(warnings_for(config(name, modes=("eager", "max-autotune-no-cudagraphs"))))
+        assert ("more than 10 minutes" in said) == (name in convolutional), name
