@@ -215,8 +215,9 @@ def _timeline(step: Callable[[], None], device: torch.device) -> tuple[list[Memo
     if device.type == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     with torch.profiler.profile(activities=activities, profile_memory=True) as profiler:
-        step()  # the profiler's own start-up lands in a call before the one kept
-        sync(device)
+        with torch.profiler.record_function(f"{ITERATION}.before"):  # the first range's start-up (ms on the CPU)
+            step()  # lands in a call before the one kept
+            sync(device)
         with torch.profiler.record_function(ITERATION):
             step()
             sync(device)
