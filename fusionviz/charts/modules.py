@@ -11,12 +11,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fusionviz.analysis.headline import micros
 from fusionviz.analysis.modules import PSEUDO_MODULES, module_tree
 from fusionviz.analysis.report import Report
 from fusionviz.charts.customdata import Fields
 from fusionviz.charts.registry import Asked
-from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, style
+from fusionviz.charts.style import DEFAULT_SETTINGS, EAGER_COLOUR, ChartSettings, legend_below, si_number, style
 
 MAX_DEPTH = 4  # levels below the model: GPT-2's `h.0.attn.c_attn`, a ResNet's `layer3.1.conv2` and below
 # The compiled bars by their kernel time against eager's for the same module.
@@ -67,7 +66,7 @@ def module_figure(tree: pd.DataFrame, mode: str, model: str, settings: ChartSett
     """The icicle of eager (above) and `mode` (below) from `module_tree`'s rows."""
     bars = icicle_bars(tree, ["eager", mode], max_depth)
     totals = {m: float(bars[(bars["mode"] == m) & (bars.depth == 0)].kernel_us.sum()) for m in ("eager", mode)}
-    titles = [f"{m}: {micros(totals[m])} of kernels per iteration" for m in ("eager", mode)]
+    titles = [f"{m}: {si_number(totals[m] * 1e-6, 's')} of kernels per iteration" for m in ("eager", mode)]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=titles)
     for title in titles:  # Plotly sets subplot titles in a fixed 16 px: the figure's own type instead
         fig.update_annotations(selector={"text": title}, font_size=settings.font_size)
