@@ -44,7 +44,7 @@ class Inspect:
 
     def run(self, args: argparse.Namespace) -> int:
         from fusionviz.analysis.report import analyse
-        from fusionviz.cli.inspection import inspect_report, job_inspect_report
+        from fusionviz.cli.inspection import inspect_report, job_inspect_report, memory_lines
         from fusionviz.records.files import open_path
 
         if args.top is not None and args.top < 1:
@@ -61,7 +61,8 @@ class Inspect:
         if args.json:
             write(json_text(report))
         else:
-            write(*inspect_lines(report, args.all_kernels), *job_lines(report), *cell_lines(report))
+            write(*inspect_lines(report, args.all_kernels), *memory_lines(report), *job_lines(report),
+                  *cell_lines(report))
         return 0
 
 
