@@ -8,14 +8,16 @@ title = "Twelve elementwise ops become one kernel"   # optional headline
 session = "h200_pointwise_chain_4096x4096_float32.json.gz"   # a file in the library (sessions/)
 view = "animation"                                   # one of the views a talk may name
 mode = "default"                                     # optional: the compiled mode the scene is about
-caption = "{eager_kernels} kernels become {kernels}: {speedup}"   # optional; the view's caption fields
+caption = "{eager_kernels} kernels become {kernels}: {speedup}"   # optional: the line under the view's headline,
+                                                     # from the view's caption fields; one line, so 90 characters
 zoom = [0, 400]                                      # optional: the x range shown (views that zoom)
 ```
 
 The views a scene may name, and what each allows, are the caller's (`fusionviz.charts.registry.VIEWS`):
 records knows the file, not what draws it. Everything a file can get wrong on its own is refused here with the
 line it is on (`TalkFileError`); whether a scene's session is in the library, and whether it holds what its
-view needs, is known only against the library, and is reported per scene with the line too.
+view needs, is known only against the library, and is reported per scene with the line too; so is a
+configuration drawn from two sessions (`configurations_drawn_twice`).
 """
 
 from __future__ import annotations
