@@ -75,7 +75,10 @@ def callouts(job: Job) -> list[str]:
     """Sentences on the job: its ranks, the slowest, the step where they diverge, graphs that differ."""
     found = figures(job)
     first = job.ranks[0]
+    over_gpu = first.backend == "gloo" and first.parsed.device_kind == "cuda"
     said = [f"{len(job.ranks)} ranks" + (f" of a {first.backend} job" if first.backend else "")
+            + (" over CUDA tensors (gloo's collectives run on the CPU, each through a copy to the host and back)"
+               if over_gpu else "")
             + (f" of {first.world_size}" if first.world_size and first.world_size != len(job.ranks) else "")]
     if found.slowest_rank is not None:
         slowest = next(r for r in found.ranks if r.rank == found.slowest_rank)

@@ -138,3 +138,22 @@ def test_inspect_a_folder_gives_every_ranks_run_and_the_job(capsys: pytest.Captu
     assert "the job, rank by rank" in text and "slowest rank:" in text
     table = text.split("the job, rank by rank")[1]
     assert table.index("rank0.trace.json.gz") < table.index("rank1.trace.json.gz")  # rank order, not the files'
+
+
+def test_a_gloo_job_over_cuda_tensors_on_one_gpu_is_read_and_said_so() -> None:
+    """Two ranks sharing one H100 (scripts/record_ddp_job.py --backend gloo --device cuda): GPU kernels, and gloo's
+    collectives on the CPU as the communication; the kernels per step equal the trace's kernel events over its
+    profiled steps, counted here from the JSON."""
+    from ui.job_view import callouts
+
+    folder = Path(__file__).parents[2] / "sessions" / "h100_ddp_gloo_cuda_compiled"
+    job = read_job([folder])
+    figures = job_figures(job)
+    for rank, found in zip(job.ranks, figures.ranks, strict=True):
+        _, events = raw_events(Path(rank.file))
+        kernels = sum(e.get("cat") == "kernel" for e in events)
+        steps = sum(e["name"].startswith("ProfilerStep#") and e.get("cat") == "user_annotation" for e in events)
+        assert rank.parsed.device_kind == "cuda" and found.steps == steps
+        assert found.kernels_per_step == pytest.approx(kernels / steps)
+        assert found.communication_us > found.compute_us > 0  # gloo through the host dwarfs the small GEMMs
+    assert "of a gloo job over CUDA tensors" in callouts(job)[0]
