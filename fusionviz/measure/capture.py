@@ -73,7 +73,7 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
 def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
              device: torch.device, progress: Progress) -> None:
     compiled = mode in COMPILED_MODES
-    with listening() as listener, tracking():
+    with listening() as listener, tracking(model):
         if compiled:
             progress(f"{mode}: explaining graphs")
             run.graph_count, run.graph_breaks, run.graph_nodes = explain(model, inputs)

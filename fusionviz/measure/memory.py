@@ -82,7 +82,7 @@ class MemoryProbe:
             self._profiler = _memory_profiler()
             self._profiler.start()
         step = mode_step(config, mode, model, inputs, self.device)
-        with tracking():
+        with tracking(model):
             step()
             sync(self.device)
         warm_until_steady(step, self.device, config.warmup_calls)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import hashlib
+import inspect
 import json
 import linecache
 import os
@@ -25,11 +27,12 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch._inductor.config
 from torch.overrides import TorchFunctionMode
+from torch.utils._config_module import ConfigModule
 
 from fusionviz.records.session import GraphCache, GraphNode, GraphProvenance, OpSource
 from fusionviz.records.stacks import module_files, rebased
@@ -41,9 +44,26 @@ _CACHE_ANSWERS: dict[str, GraphCache] = {"fx_graph_cache_miss": "miss", "fx_grap
                                           "fx_graph_cache_bypass": "bypass"}
 
 
-def tracking() -> contextlib.AbstractContextManager[None]:
-    """Inductor records provenance while compiling inside this (the setting is part of its cache key)."""
-    return torch._inductor.config.patch({"trace.provenance_tracking_level": 1})
+@contextlib.contextmanager
+def tracking(model: torch.nn.Module) -> Iterator[None]:
+    """Inductor records provenance while compiling `model` inside this (the setting is part of its cache key),
+    and the cache key names the source of `model`'s classes (`source_tag`): Inductor's FX-graph and AOTAutograd
+    caches key a graph by its ops, not by the lines that made them, so a hit after the model's file moved a line
+    would replay the old line numbers as this compile's provenance."""
+    with torch._inductor.config.patch({"trace.provenance_tracking_level": 1}), \
+            cast(ConfigModule, torch.compiler.config).patch({"cache_key_tag": source_tag(model)}):
+        yield
+
+
+def source_tag(model: torch.nn.Module) -> str:
+    """A digest of the files that define the classes of `model` and its submodules (the zoo's file, a
+    transformers model's modeling file, a user's module): any edit to them gives another tag."""
+    files = sorted({file for module in model.modules()
+                    if (file := inspect.getsourcefile(type(module))) and os.path.isfile(file)})
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(Path(file).read_bytes())
+    return "fusionviz-source-" + digest.hexdigest()[:16]
 
 
 class Collector:

@@ -50,7 +50,7 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
                 memory = probe.finish(config, mode, steps[mode], model, inputs, index)
                 continue
             steps[mode] = mode_step(config, mode, model, inputs, device)
-            with tracking():  # the first call compiles
+            with tracking(model):  # the first call compiles
                 steps[mode]()
                 sync(device)
             warm_until_steady(steps[mode], device, config.warmup_calls)

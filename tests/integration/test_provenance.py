@@ -153,3 +153,38 @@ def test_the_custom_op_is_what_keeps_its_neighbours_apart(worker: Worker) -> Non
     assert {int(n) for n in view.lines.line} == {line_of("h = torch.tanh(self.linear(x))"),
                                                  line_of("h = opaque_swish(h)"), line_of("torch.sigmoid(h) + h")}
     assert view.lines.code.str.len().min() > 0  # each line's text, read in the worker
+
+
+MOVABLE = '''
+import torch
+from torch import nn
+
+
+class Chain(nn.Module):
+    def forward(self, x):
+        return torch.sigmoid(x * 3.0) + 1.0
+
+
+def factory(dim, batch, seq):
+    return Chain(), torch.randn(batch, dim)
+'''
+
+
+def test_a_model_file_that_moved_a_line_gets_its_new_line_not_the_cached_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inductor's caches key a graph by its ops: the same graph from a file whose lines moved must compile again
+    (the source is in the key), or a cache hit would name the line where the op used to be."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the capture's and the timing processes'
+    file = tmp_path / "movable_model.py"
+    found = []
+    for prefix in ("", "# two lines\n# moved it down\n"):
+        file.write_text(prefix + MOVABLE)
+        with Worker(cache_dir=str(tmp_path / "cache")) as worker:
+            session = run_session(small("movable_model:factory", modes=("eager", "default")), worker=worker)
+        run = session.run("default")
+        assert run.compile is not None
+        ((_, kernel),) = [(n, p) for n, p in kernels_with_provenance(run) if n.startswith("cpp_fused")]
+        found.append(({int(s.rpartition(":")[2]) for s in kernel.source if "movable_model" in s},
+                      run.compile.cache))
+    line = next(i + 1 for i, text in enumerate(file.read_text().splitlines()) if "torch.sigmoid" in text)
+    assert found == [({line - 2}, "cold"), ({line}, "cold")]
