@@ -11,11 +11,14 @@ import streamlit as st
 
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.style import ChartSettings
-from fusionviz.measure.catalog import CATALOG
+from fusionviz.measure.catalog import ModelInfo, available_models, model_problem
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
     DTYPES,
     DYNAMIC_CHOICES,
+    MAX_DIM,
+    MAX_LAYERS,
+    MAX_SEQ,
     PASSES,
     RunConfig,
     default_threads,
@@ -30,6 +33,7 @@ EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "d
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 BATCHES = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
 OWN = "your own model…"
+MODELS = available_models()  # the zoo, then each real model whose library is installed here
 AT_DESK = ChartSettings()  # the desk's report is drawn at these in either mode (hidden while presenting)
 PRESENTING = ChartSettings.presentation()  # and the presentation's view at these (hidden at the desk)
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
@@ -47,19 +51,19 @@ def measure_widgets() -> tuple[RunConfig, bool]:
     """The configuration widgets; nothing runs until Run is pressed."""
     state.default_widgets(DEFAULTS)
     st.header("Measure on this machine")
-    models = list(CATALOG) + ([OWN] if backend.own_models_allowed() else [])
+    models = list(MODELS) + ([OWN] if backend.own_models_allowed() else [])
     model = st.selectbox("Model", models, key="model")
     if model == OWN:
         model = st.text_input("Your model: package.module:factory", key="own_model",
                               help="factory(dim, batch, seq) returns (module, inputs); the worker imports it")
         info = None
     else:
-        info = CATALOG[model]
+        info = MODELS[model]
         st.caption(info.purpose)
-    dim = st.select_slider("Hidden size (dim)", DIMS, key="dim")
+    dim, layers = size_widgets(model, info)
     batch = st.select_slider("Batch", BATCHES, key="batch")
-    seq = (int(st.number_input(info.seq_label.capitalize(), 1, 16384, info.default_seq or 128,
-                               key=state.seq_key(model)))
+    seq = (int(st.number_input(info.seq_label.capitalize(), info.min_seq, MAX_SEQ, info.default_seq or 128,
+                               step=info.patch or 1, key=state.model_key("seq", model)))
            if info and info.seq_label else None)
     dtype = st.selectbox("dtype", DTYPES, key="dtype")
     names = {d.device: d.name for d in backend.devices_or_cpu()}
@@ -83,11 +87,31 @@ def measure_widgets() -> tuple[RunConfig, bool]:
         cold = st.checkbox("Cold compile", key="cold", help="Compile in a fresh worker process with an empty "
                            "Inductor cache, to see what a first-ever compile costs")
         limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
-    clicked = st.button("Run", type="primary", key="run", width="stretch", on_click=on_screen.show_live)
-    config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, dtype=dtype, device=device, pass_=pass_,
-                       modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
+    config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, layers=layers, dtype=dtype, device=device,
+                       pass_=pass_, modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
                        processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit))
+    problem = model_problem(config)
+    if problem:
+        st.error(problem)
+    clicked = st.button("Run", type="primary", key="run", width="stretch", on_click=on_screen.show_live,
+                        disabled=problem is not None)
     return config, clicked
+
+
+def size_widgets(model: str, info: ModelInfo | None) -> tuple[int, int | None]:
+    """The width and depth widgets of `model`: the zoo's width from a slider all its models share; a real
+    model's width in steps of its attention heads (or none, where its widths are its own) and its depth in
+    blocks, each kept for that model, its published sizes first."""
+    if info is None or not info.real:
+        return st.select_slider("Hidden size (dim)", DIMS, key="dim"), None
+    step = info.head_width or 8
+    dim = (int(st.number_input(info.dim_label.capitalize(), step, MAX_DIM, info.default_dim or step, step=step,
+                               key=state.model_key("dim", model)))
+           if info.dim_label else int(info.default_dim or 0))
+    layers = (int(st.number_input(info.layers_label.capitalize(), 1, MAX_LAYERS, info.default_layers or 1,
+                                  key=state.model_key("layers", model)))
+              if info.layers_label else None)
+    return dim, layers
 
 
 def run(config: RunConfig) -> backend.Finished | None:
@@ -117,8 +141,9 @@ with st.sidebar:
         if shown.session.grid is not None:
             grid, shown = shown.session, on_screen.grid_cell(shown)
         on_screen.prefill(shown.session, f"{shown.origin}|{shown.name}|{shown.session.label}",
-                          {"model": list(CATALOG), "dim": DIMS, "batch": BATCHES, "dtype": list(DTYPES),
-                           "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)})
+                          {"model": list(MODELS), "dim": DIMS, "batch": BATCHES, "dtype": list(DTYPES),
+                           "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)},
+                          real=[name for name, info in MODELS.items() if info.real])
     measuring = st.container()
 
 # The measuring widgets' device list waits for the worker's first answer, which a freshly started server has not
@@ -138,7 +163,7 @@ if finished:
 
 if shown is None:
     st.info("Nothing on screen yet. Pick a session in the sidebar, or measure here: choose a model and press "
-            f"**Run**, or start with a small CPU example: {EXAMPLE.model} ({CATALOG[EXAMPLE.model].purpose}), "
+            f"**Run**, or start with a small CPU example: {EXAMPLE.model} ({MODELS[EXAMPLE.model].purpose}), "
             "about 15 s.")
     if st.button("Run the small CPU example", key="example", on_click=on_screen.show_live):
         run(EXAMPLE)

@@ -4,7 +4,7 @@ account of its configuration; and the measuring widgets set to that configuratio
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,17 +105,20 @@ def configuration_lines(session: Session) -> list[str]:
     return lines
 
 
-def prefill(session: Session, identity: str, options: Mapping[str, Sequence[object]]) -> None:
+def prefill(session: Session, identity: str, options: Mapping[str, Sequence[object]],
+            real: Collection[str] = ()) -> None:
     """Set the measuring widgets (by their keys) to the configuration of the session just put on screen, where
-    the widget offers that value; once per session shown, so the user's edits stay."""
+    the widget offers that value; once per session shown, so the user's edits stay. A model's own sizes (its
+    sequence, and a `real` model's width and depth) go to its own widgets."""
     if not state.first_prefill(identity):
         return
     c = session.config
     values: dict[str, object] = {"model": c.model, "dim": c.dim, "batch": c.batch, "dtype": c.dtype,
                                  "pass": c.pass_, "dynamic": str(c.dynamic).lower()}
     offered = {key: value for key, value in values.items() if value in options.get(key, [])}
-    if c.seq is not None and c.model in options.get("model", []):
-        offered[state.seq_key(c.model)] = c.seq
+    if c.model in options.get("model", []):
+        own = {"seq": c.seq, "layers": c.layers, **({"dim": c.dim} if c.model in real else {})}
+        offered |= {state.model_key(setting, c.model): value for setting, value in own.items() if value is not None}
     state.set_widgets(offered)
 
 

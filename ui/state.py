@@ -172,9 +172,10 @@ def set_lab_source(source: str) -> None:
     st.session_state[LAB_SOURCE] = source
 
 
-def seq_key(model: str) -> str:
-    """The key of the lab's sequence-length widget for `model` (each model keeps its own)."""
-    return f"seq_{model}"
+def model_key(setting: str, model: str) -> str:
+    """The key of the lab's widget for a size `setting` that each model keeps its own ("seq", and a real
+    model's "dim" and "layers": GPT-2's 768 wide, 12 blocks is no size for the zoo's MLP)."""
+    return f"{setting}_{model}"
 
 
 def default_widgets(values: Mapping[str, object]) -> None:

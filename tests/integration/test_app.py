@@ -27,7 +27,7 @@ from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
 from tests.synthetic import encoded, gpu_trace
 from tests.texts import unescaped
-from ui import state
+from ui import lab, state
 from ui.lab import interval_words
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -474,3 +474,33 @@ def test_the_mode_picker_offers_eager_as_a_cuda_graph_only_off_the_cpu() -> None
     assert at.sidebar.selectbox(key="device").value == "cpu"  # this machine: the CPU only
     picker = at.sidebar.multiselect(key="modes")
     assert "eager_cuda_graph" not in picker.options and "reduce-overhead" in picker.options
+
+
+def test_the_lab_offers_a_real_model_at_its_published_sizes_and_runs_it_small() -> None:
+    """GPT-2 by name: its own width and depth widgets at GPT-2 small's sizes, a width its heads cannot split
+    refused before Run, and a one-block run on the CPU drawn with a module table."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.selectbox(key="model").set_value("hf:gpt2").run()
+    no_errors(at)
+    dim, layers = at.sidebar.number_input(key="dim_hf:gpt2"), at.sidebar.number_input(key="layers_hf:gpt2")
+    assert (dim.value, layers.value, at.sidebar.number_input(key="seq_hf:gpt2").value) == (768, 12, 256)
+    assert at.sidebar.number_input(key="dim_hf:gpt2").step == 64
+    dim.set_value(100).run()
+    assert [e.value for e in at.sidebar.error] == [
+        "hf:gpt2 splits its hidden size into attention heads of 64 (as its published sizes do), and dim 100 is not "
+        "a multiple of 64: choose 64 or 128"]
+    assert at.sidebar.button(key="run").disabled
+    at.sidebar.number_input(key="dim_hf:gpt2").set_value(64)
+    at.sidebar.number_input(key="layers_hf:gpt2").set_value(1)
+    at.sidebar.number_input(key="seq_hf:gpt2").set_value(16)
+    at.sidebar.select_slider(key="batch").set_value(1).run()
+    assert not at.sidebar.error and not at.sidebar.button(key="run").disabled
+    at.sidebar.button(key="run").click().run()
+    no_errors(at)
+    config = RunConfig(model="hf:gpt2", dim=64, batch=1, seq=16, layers=1, modes=("eager", "default"),
+                       threads=default_threads())
+    session: Session = state.results().get(SessionRun(config).key)
+    assert session.config.layers == 1 and session.environment.libraries.get("transformers")
+    timeline = figures(at)["Kernel timeline: one steady iteration per mode"]
+    assert kernels_per_mode(timeline) == {r.mode: int(r.summary.kernels_per_iteration) for r in session.runs}
+    assert "modules" in [v for v in lab.presented(analyse(session), grid=False)]
