@@ -38,9 +38,10 @@ class Row:
     extra: tuple[str, ...]
 
     def name(self, prefix: str) -> str:
-        """The session's file name as gpu_library.sh gives it: model, sizes (and --seq) and dtype."""
+        """The session's file name as gpu_library.sh gives it: model (a real one's colon as _), sizes (and --seq)
+        and dtype."""
         seq = f"x{self.extra[self.extra.index('--seq') + 1]}" if "--seq" in self.extra else ""
-        return f"{prefix}_{self.model}_{self.dim}x{self.batch}{seq}_{self.dtype}"
+        return f"{prefix}_{self.model.replace(':', '_')}_{self.dim}x{self.batch}{seq}_{self.dtype}"
 
     def argv(self, out: Path) -> list[str]:
         """The `fusionviz` command line of the row, less its --device (the task gives it)."""
