@@ -27,7 +27,7 @@ _ALIAS = re.compile(r"^\s*(\w+) = (\w+); del \w+\s+# reuse", re.MULTILINE)
 _VIEW = re.compile(rf"^\s*(\w+) = reinterpret_tensor\((\w+), {_SHAPE}", re.MULTILINE)
 _CALL = re.compile(r"^\s*((?:triton|cpp)_\w+?)(?:\.run)?\((.*)\)\s*$", re.MULTILINE)
 _REINTERPRET = re.compile(rf"^reinterpret_tensor\((\w+), {_SHAPE}")
-_TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.MULTILINE)
+_TRITON_PARAMS = r"^def {name}\(([^)]*)\)"
 _CPP_PARAMS = re.compile(r"void\s+kernel\(([^)]*)\)")
 _CPP_ALIAS = re.compile(r"auto (\w+) = (\w+);")
 
@@ -49,7 +49,7 @@ def kernel_calls(output_code: list[str], kernel_sources: dict[str, str]) -> dict
     for module in output_code:
         buffers = _buffers(module)
         for name, args in _CALL.findall(module):
-            params = _params(kernel_sources.get(name, ""))
+            params = _params(kernel_sources.get(name, ""), name)
             calls.setdefault(name, []).append(_call_cost(args, params, buffers, kernel_sources.get(name, ""))
                                               if params else None)
     return calls
@@ -84,10 +84,11 @@ def _buffers(module: str) -> dict[str, Buffer]:
     return found
 
 
-def _params(source: str) -> list[str]:
-    """A kernel's parameter names, in order: a Triton `def` or a C++ `kernel(...)` (types dropped)."""
-    if match := _TRITON_PARAMS.search(source):
-        return [p.split(":")[0].strip() for p in match.group(2).split(",") if p.strip()]
+def _params(source: str, name: str) -> list[str]:
+    """A kernel's parameter names, in order: its Triton `def` (by its name: a scan's source defines its combine
+    function first) or a C++ `kernel(...)` (types dropped)."""
+    if match := re.search(_TRITON_PARAMS.format(name=re.escape(name)), source, re.MULTILINE):
+        return [p.split(":")[0].strip() for p in match.group(1).split(",") if p.strip()]
     if match := _CPP_PARAMS.search(source):
         return [p.split()[-1].strip("*&") for p in match.group(1).split(",") if p.strip()]
     return []
@@ -115,6 +116,19 @@ def _argument(text: str, buffers: dict[str, Buffer]) -> Buffer | None:
     return buffers.get(text)
 
 
+def _gathers(source: str, param: str) -> bool:
+    """Whether the kernel indexes `param` by values it loaded (an embedding's rows by token ids: Triton's
+    `tl.load(in_ptr1 + (r0_2 + 768*tmp4)`, C++'s `in_ptr1[x0 + 768L*tmp7]`), so that it touches some rows of the
+    buffer, not all: its bytes are not the buffer's."""
+    names = {param} | {alias for alias, target in _CPP_ALIAS.findall(source) if target == param}
+    for name in names:
+        for triton_index, cpp_index in re.findall(rf"tl\.load\(\s*{name}\s*\+\s*\((.*?)\),|\b{name}\[(.*?)\]",
+                                                  source):
+            if re.search(r"\btmp\d+", triton_index or cpp_index):
+                return True
+    return False
+
+
 def _loads(source: str, param: str) -> bool:
     """Whether the kernel's source reads `param` (itself or a C++ alias of it: `auto in_ptr0 = in_out_ptr1;`)."""
     names = {param} | {alias for alias, target in _CPP_ALIAS.findall(source) if target == param}
@@ -130,7 +144,7 @@ def _call_cost(args: str, params: list[str], buffers: dict[str, Buffer], source:
             continue
         buffer = _argument(text, buffers)
         size = buffer.nbytes if buffer else None
-        if buffer is None or size is None:
+        if buffer is None or size is None or _gathers(source, param):
             return None
         operands[param] = buffer
         if param.startswith("in_out_ptr"):

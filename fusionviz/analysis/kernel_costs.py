@@ -23,7 +23,7 @@ from fusionviz.analysis.cuda_graphs import INPUT_COPY_OPS, copied_bytes, copy_it
 from fusionviz.analysis.inductor_buffers import kernel_calls
 from fusionviz.analysis.op_costs import Cost, op_cost
 from fusionviz.records.ceilings import Ceilings
-from fusionviz.records.kernels import MEMORY_CLASS
+from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.op_args import OpArgs, op_args
 from fusionviz.records.session import ModeRun, Session
 
@@ -193,9 +193,23 @@ def gpu_time_us(run: ModeRun) -> float:
     return sum(float(r.dur_us) for r in run.kernels if r.kernel_class != MEMORY_CLASS) / iterations
 
 
+UNMEASURED = "not measured"  # ends the roof of a kernel whose compute ceiling was not measured
+
+
+def compute_dtype(row: KernelRow, dtype: str) -> str:
+    """The precision a kernel computed in: "tf32" for a float32 run's GPU kernel named so
+    (`sm90_xmma_gemm_f32f32_tf32f32_…`) or launched by a convolution (cuDNN runs float32 convolutions in TF32
+    unless `torch.backends.cudnn.allow_tf32` is turned off, which fusionviz never does), else the run's dtype."""
+    on_gpu = row.stream != -1
+    tf32 = "tf32" in row.name.lower() or "convolution" in row.launch_op
+    return "tf32" if dtype == "float32" and on_gpu and tf32 else dtype
+
+
 def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype: str) -> Achieved | None:
-    """How fast a kernel of `cost` ran in `dur_us`, against the ceilings of the device and the run's dtype: the
-    bandwidth of the level its working set fits in, and the dtype's matmul rate."""
+    """How fast a kernel of `cost` ran in `dur_us`, against the ceilings of the device and the precision it
+    computed in (`compute_dtype`): the bandwidth of the level its working set fits in, and that precision's
+    matmul rate. A kernel with FLOPs in a precision whose rate was not measured (TF32) is held to no roof: its
+    percentage is None and its roof says so."""
     if cost is None or dur_us <= 0:
         return None
     gbps = cost.total / (dur_us * 1e3)
@@ -204,6 +218,8 @@ def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype:
         return Achieved(gbps, tflops, None, None)
     memory = memory_roof(ceilings, cost.total)
     flop_per_byte = intensity(cost)
+    if tflops is not None and flop_per_byte is not None and dtype not in ceilings.matmul_tflops:
+        return Achieved(gbps, tflops, None, None, f"{dtype} matmul: {UNMEASURED}")
     roof = attainable_tflops(ceilings, dtype, flop_per_byte, cost.total) if flop_per_byte is not None else None
     if tflops is None or flop_per_byte is None or roof is None:
         return Achieved(gbps, tflops, 100 * gbps / memory.gbps, "memory", f"{memory.level} copy")
@@ -245,8 +261,8 @@ def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, 
     moved = [cost.total for _, cost in kernels if cost is not None]
     return RunCosts(
         costs=costs,
-        achieved=[achieved(cost, float(row.dur_us), ceilings, dtype) for row, cost in zip(run.kernels, costs,
-                                                                                            strict=True)],
+        achieved=[achieved(cost, float(row.dur_us), ceilings, compute_dtype(row, dtype))
+                  for row, cost in zip(run.kernels, costs, strict=True)],
         bytes_per_iteration=round(sum(moved) / iterations) if moved else None,
         bytes_known_pct=100 * time_known / time_all if time_all else 0.0,
         gpu_time_us=gpu_time_us(run))

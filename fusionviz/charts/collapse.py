@@ -11,7 +11,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from fusionviz.analysis.links import LINK_WORDS, Collapse
-from fusionviz.charts.style import BREAK_COLOUR, CLASS_COLOURS, DEFAULT_SETTINGS, EDGE_PX, ChartSettings, style
+from fusionviz.charts.style import (
+    BREAK_COLOUR,
+    CHAR_EM,
+    CLASS_COLOURS,
+    DEFAULT_SETTINGS,
+    EDGE_PX,
+    ChartSettings,
+    style,
+)
 from fusionviz.records.kernels import KERNEL_CLASSES
 
 COLLAPSE_COLUMNS: dict[str, str] = {
@@ -170,10 +178,36 @@ def row_labels(row: pd.DataFrame, settings: ChartSettings, slots: float, above: 
     labels, fits = fitted(1)
     if fits:
         return labels
-    labels, _ = fitted(2)
+    labels, fits = fitted(2)
+    if not fits:
+        return _longest_labelled(row, settings, slots)
     depth = max((label.count("<br>") + 1 for label in labels[::2]), default=0)
     blank = "<br> " * depth if above else " <br>" * depth
     return [label if i % 2 == 0 else (label + blank if above else blank + label) for i, label in enumerate(labels)]
+
+
+def _longest_labelled(row: pd.DataFrame, settings: ChartSettings, slots: float) -> list[str]:
+    """Labels for a row too dense to name every node even on two bands (GPT-2's 218 eager kernels): the longest
+    kernels first, each at full width, where it stays on the plot and runs into no label already placed (a
+    character apart); the rest unlabelled (their hover names them)."""
+    px_per_slot, char_px = settings.plot_px / slots, CHAR_EM * settings.font_size
+    labels = [""] * len(row)
+    placed: list[tuple[float, float]] = []  # (centre, width with a character's gap) in px from the plot's left
+    for i in sorted(range(len(row)), key=lambda i: -float(row.dur_us.iloc[i])):
+        text = node_label(row.label.iloc[i], row.kernel_class.iloc[i], settings.label_chars)
+        width = (max(len(line) for line in text.split("<br>")) + 1) * char_px
+        centre = (float(row.x.iloc[i]) + SIDE_SLOTS) * px_per_slot
+        inside = width / 2 <= centre <= settings.plot_px - width / 2
+        if inside and all(abs(centre - c) >= (width + w) / 2 for c, w in placed):
+            labels[i] = text
+            placed.append((centre, width))
+    return labels
+
+
+def node_px(settings: ChartSettings, slots: float) -> float:
+    """A node's side: NODE_EM of the font, or less where the row is so dense that squares that large would
+    overlap (a slot's width, less a gap)."""
+    return min(settings.font_size * NODE_EM, 0.8 * settings.plot_px / slots)
 
 
 LINE_EM = 1.3  # a line of text's height, in font sizes
@@ -192,14 +226,14 @@ def y_range(eager: list[str], compiled: list[str], settings: ChartSettings) -> l
     return [min(-0.6, -below * total / plot_px), max(1.6, 1 + above * total / plot_px)]
 
 
-def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str, labels: list[str]
-                ) -> go.Scatter:
-    """One row of nodes with their labels (`row_labels`)."""
+def _node_trace(nodes: pd.DataFrame, y: float, settings: ChartSettings, name: str, labels: list[str],
+                slots: float) -> go.Scatter:
+    """One row of nodes with their labels (`row_labels`), `node_px` wide."""
     return go.Scatter(
         x=nodes.x, y=[y] * len(nodes), mode="markers+text", name=name, showlegend=False, text=labels,
         textposition="top center" if y == _Y_EAGER else "bottom center",
         # Opacity set: Plotly dims markers whose sizes are an array (a bubble chart), as the animation's are.
-        marker={"symbol": "square", "size": settings.font_size * NODE_EM, "opacity": 1.0,
+        marker={"symbol": "square", "size": node_px(settings, slots), "opacity": 1.0,
                 "color": [CLASS_COLOURS[c] for c in nodes.kernel_class],
                 "line": {"width": [_ROLE_STYLE[r]["width"] for r in nodes.role],
                          "color": [_ROLE_STYLE[r]["color"] for r in nodes.role]}},
@@ -254,8 +288,8 @@ def collapse_figure(collapse: Collapse, settings: ChartSettings = DEFAULT_SETTIN
                                            "dash": dash}))
     slots = _slots(nodes)
     eager_labels, compiled_labels = row_labels(e, settings, slots, True), row_labels(c, settings, slots, False)
-    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager", eager_labels))
-    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels))
+    fig.add_trace(_node_trace(e, _Y_EAGER, settings, "eager", eager_labels, slots))
+    fig.add_trace(_node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels, slots))
     _class_legend(fig, list(nodes.kernel_class))
     _outline_legend(fig, list(nodes.role))
     fig.update_xaxes(visible=False, range=[-SIDE_SLOTS, slots - SIDE_SLOTS])
@@ -288,19 +322,19 @@ def collapse_animation(collapse: Collapse, settings: ChartSettings = DEFAULT_SET
     c = nodes[nodes.side == "compiled"].reset_index(drop=True)
     target = links.groupby("eager_index").compiled_index.first().to_dict()
     end_x = [float(c.x[target[i]]) if i in target else float(e.x[i]) for i in range(len(e))]
-    size = settings.font_size * NODE_EM
     slots = _slots(nodes)
+    size = node_px(settings, slots)
     eager_labels, compiled_labels = row_labels(e, settings, slots, True), row_labels(c, settings, slots, False)
 
     def state(t: float) -> list[go.Scatter]:
         move, merge = _ease(t / _MOVE_END), _ease((t - _MOVE_END) / (1 - _MOVE_END))
-        eager_trace = _node_trace(e, _Y_EAGER, settings, "eager", eager_labels)
+        eager_trace = _node_trace(e, _Y_EAGER, settings, "eager", eager_labels, slots)
         eager_trace.x = [x0 + (x1 - x0) * move for x0, x1 in zip(e.x, end_x, strict=True)]
         eager_trace.y = [_Y_EAGER + (_Y_COMPILED - _Y_EAGER) * move if i in target else _Y_EAGER
                          for i in range(len(e))]
         eager_trace.marker.size = [size * (1 - merge) if i in target else size for i in range(len(e))]
         eager_trace.text = [n if t == 0 else "" for n in eager_trace.text]
-        compiled_trace = _node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels)
+        compiled_trace = _node_trace(c, _Y_COMPILED, settings, collapse.mode, compiled_labels, slots)
         compiled_trace.marker.size = size * (0.45 + 0.55 * merge)
         compiled_trace.marker.opacity = 0.25 + 0.75 * merge
         compiled_trace.text = [n if merge >= 1 else "" for n in compiled_trace.text]

@@ -23,7 +23,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fusionviz.analysis.bytes_moved import size_words
-from fusionviz.analysis.kernel_costs import FLOPS_COUNTED, MemoryRoof, memory_roof, memory_roofs, roofline_runs
+from fusionviz.analysis.kernel_costs import (
+    FLOPS_COUNTED,
+    UNMEASURED,
+    MemoryRoof,
+    memory_roof,
+    memory_roofs,
+    roofline_runs,
+)
 from fusionviz.analysis.report import Report
 from fusionviz.charts.registry import Asked
 from fusionviz.charts.style import (
@@ -81,13 +88,16 @@ class Dot:
 
 def roofline_dots(report: Report, mode: str | None) -> list[Dot]:
     """The representative iteration's kernels with known bytes, of eager and of `mode` (default: the first
-    compiled mode that ran)."""
+    compiled mode that ran). A kernel that moves no bytes has no place on a log axis of bytes, nor a rate; one
+    that computed in a precision whose ceiling was not measured (TF32) has no roof to be drawn under
+    (`unjudged`): both are left out."""
     dots = []
     for run in roofline_runs(report.session.run("eager"), report.focus(mode), report.costs):
         assert run.summary is not None
         figures, iteration = report.costs[run.mode], run.summary.representative_iteration
         rows = [(r, c, a) for r, c, a in zip(run.kernels, figures.costs, figures.achieved, strict=True)
-                if r.iteration == iteration and c is not None and a is not None]
+                if r.iteration == iteration and c is not None and a is not None and c.total > 0
+                and not a.roof.endswith(UNMEASURED)]
         total = sum(float(r.dur_us) for r, _, _ in rows) or 1.0
         dots += [Dot(run.mode, r.short_name or r.name, float(r.dur_us), float(r.dur_us) / total, c.total, a.gbps,
                      a.tflops, a.pct_of_ceiling, a.roof) for r, c, a in rows]
@@ -131,7 +141,7 @@ def roofline_figure(report: Report, mode: str | None = None, settings: ChartSett
     if ROOFLINE in col:
         _roofline_axes(fig, [d for d in dots if d.panel == ROOFLINE], ceilings, dtype, col[ROOFLINE])
     _bandwidth_axes(fig, [d for d in dots if d.panel == BANDWIDTH], ceilings, col[BANDWIDTH])
-    notes = [n for n in (_no_roofline_note(report, mode, dots), above_note(dots)) if n]
+    notes = [n for n in (_no_roofline_note(report, mode, dots), above_note(dots), unjudged_note(report, mode)) if n]
     # in the bottom right corner, stacked upwards: under the roofs, where slow kernels of high intensity and
     # bandwidths far below the copy's would be, and a chart rarely has any
     lift = 0
@@ -147,7 +157,8 @@ def roofline_figure(report: Report, mode: str | None = None, settings: ChartSett
     elif ROOFLINE in col:
         title = f"Roofline: each kernel under the measured roofs ({dtype})"
     else:
-        title = "Bandwidth of each kernel: no counted FLOPs, so no roofline"
+        title = ("Bandwidth of each kernel: no roofline (no measured ceiling for TF32)" if unjudged(report, mode)
+                 else "Bandwidth of each kernel: no counted FLOPs, so no roofline")
     fig = legend_below(style(fig, settings, title, settings.chart_px + 160))
     fig.update_annotations(selector={"text": PANEL_TITLES[ROOFLINE]}, font_size=settings.font_size)
     fig.update_annotations(selector={"text": PANEL_TITLES[BANDWIDTH]}, font_size=settings.font_size)
@@ -231,6 +242,24 @@ def _ref(axis: str, col: int) -> str:
     return axis if col == 1 else f"{axis}{col}"
 
 
+def unjudged(report: Report, mode: str | None) -> dict[str, int]:
+    """The kernels of the representative iterations drawn that computed in a precision whose matmul ceiling the
+    session did not measure, counted by that roof ("tf32 matmul: not measured": cuDNN's float32 convolutions)."""
+    found: dict[str, int] = {}
+    for run in roofline_runs(report.session.run("eager"), report.focus(mode), report.costs):
+        assert run.summary is not None
+        for row, got in zip(run.kernels, report.costs[run.mode].achieved, strict=True):
+            if row.iteration == run.summary.representative_iteration and got and got.roof.endswith(UNMEASURED):
+                found[got.roof] = found.get(got.roof, 0) + 1
+    return found
+
+
+def unjudged_note(report: Report, mode: str | None) -> str:
+    """The words for the kernels `unjudged` leaves off the chart; "" for none."""
+    return " ".join(f"{n} {'kernels' if n > 1 else 'kernel'} computed in {roof.split()[0].upper()}, whose ceiling "
+                    "was not measured: not drawn." for roof, n in unjudged(report, mode).items())
+
+
 def above_note(dots: list[Dot]) -> str:
     """The words for dots above their roof: how many, the highest, and why a measured roof can be passed; "" for
     none."""
@@ -245,9 +274,10 @@ def above_note(dots: list[Dot]) -> str:
 
 
 def _no_roofline_note(report: Report, mode: str | None, dots: list[Dot]) -> str:
-    """Why there is no roofline, where no kernel shown has counted FLOPs; "" where there is one."""
-    if any(d.panel == ROOFLINE for d in dots):
-        return ""
+    """Why there is no roofline, where no kernel shown has counted FLOPs; "" where there is one, or where the
+    kernels with FLOPs are left off for want of their precision's ceiling."""
+    if any(d.panel == ROOFLINE for d in dots) or unjudged(report, mode):
+        return ""  # a roofline, or kernels with FLOPs left off it: `unjudged_note` says why
     runs = roofline_runs(report.session.run("eager"), report.focus(mode), report.costs)
     which = " or ".join(r.mode for r in runs) or "this session"
     if not dots:

@@ -27,7 +27,8 @@ def opened(name: str) -> Session:
 @pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.name)
 def test_every_recorded_session_opens_and_names_its_machine(path: Path) -> None:
     session = open_file(path.read_bytes(), path.name)
-    assert session.source == "recorded" and session.environment.device_name == "NVIDIA H200"
+    machine = {"h200": "NVIDIA H200", "h100": "NVIDIA H100 80GB HBM3"}[path.name.split("_")[0]]  # as its name says
+    assert session.source == "recorded" and session.environment.device_name == machine
     assert session.environment.torch_version.startswith("2.11")
     if session.sweep is None:  # the sweep predates the interleaved timing (schema 2); every other file has it
         assert 2 <= session.schema_version <= SCHEMA_VERSION
@@ -48,10 +49,11 @@ def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> 
 
 
 def test_the_library_was_re_recorded_with_provenance_and_the_ladder() -> None:
-    # 2026-12-01: all 36 rows of scripts/library_rows.txt; only the grid and the sweep are from 2026-11-30
+    # 2026-12-01: the 36 zoo rows of scripts/library_rows.txt on an H200; 2026-12-06: its two real models (GPT-2
+    # small, ResNet-50) on an H100; only the grid and the sweep are from 2026-11-30
     rows = [line for line in (Path(__file__).parents[2] / "scripts" / "library_rows.txt").read_text().splitlines()
             if line.strip() and not line.startswith("#")]
-    assert len(RERECORDED) == len(rows) == 36 and [p.name for p in OLDER] == [
+    assert len(RERECORDED) == len(rows) == 38 and [p.name for p in OLDER] == [
         "h200_grid_mlp_default.json.gz", "h200_sweep_transformer_block_seq.json.gz"]
 
 

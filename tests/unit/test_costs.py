@@ -7,12 +7,15 @@ import gzip
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from fusionviz.analysis.inductor_buffers import kernel_calls
 from fusionviz.analysis.kernel_costs import (
+    Achieved,
     achieved,
     attainable_tflops,
+    compute_dtype,
     intensity,
     memory_roof,
     memory_roofs,
@@ -21,9 +24,10 @@ from fusionviz.analysis.kernel_costs import (
 )
 from fusionviz.analysis.op_costs import Cost, op_cost, op_kind
 from fusionviz.records.ceilings import CacheCeiling, Ceilings
+from fusionviz.records.kernels import KernelRow
 from fusionviz.records.session import ModeRun
 from fusionviz.records.trace import parse_trace
-from tests.unit.factories import session
+from tests.unit.factories import k, session
 
 M, K, N = 256, 512, 1024  # x [M, K] @ W [K, N] + b [N], fp32
 
@@ -126,6 +130,61 @@ def test_wrapper_buffers() -> None:
         1024, f32, f32 + 1024, None, "inductor")
 
 
+
+SCAN = """
+@triton.jit
+def _triton_helper_fn_add0(arg0_0, arg1_0):
+    tmp0 = arg0_0 + arg1_0
+    return tmp0
+
+@triton.jit
+def triton_per_fused_arange_cumsum_0(out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr):
+    tl.store(out_ptr0 + (r0_1 + 128*x0), tmp3, xmask)
+"""
+
+
+def test_a_scan_kernel_is_read_by_its_own_parameters_not_its_combine_functions() -> None:
+    """A cumsum's source defines its combine function before the kernel (GPT-2's position ids): the kernel's
+    own `def` names its buffers, so its 4 KB output is counted (it was 0 bytes, read from the helper's)."""
+    wrapper = """
+        buf5 = empty_strided_cuda((4, 128), (128, 1), torch.int64)
+        triton_per_fused_arange_cumsum_0.run(buf5, 4, 128, stream=stream0)
+"""
+    assert kernel_calls([wrapper], {"triton_per_fused_arange_cumsum_0": SCAN}) == {
+        "triton_per_fused_arange_cumsum_0": [Cost(0, 4096, 4096, None, "inductor")]}
+
+
+
+def test_a_kernel_that_gathers_rows_by_loaded_indices_has_no_bytes_from_its_buffers() -> None:
+    """An embedding lookup reads the rows its token ids name, not the table: counting the whole table (GPT-2's
+    77 MB for 512 rows) put a kernel at 891% of the copy bandwidth. Its bytes are unknown instead."""
+    triton = """
+@triton.jit
+def triton_red_fused_embedding_0(in_ptr0, in_ptr1, out_ptr0, xnumel, r0_numel):
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp6 = tl.load(in_ptr1 + (r0_2 + 768*tmp4), r0_mask & xmask, other=0.0)
+"""
+    cpp = """
+extern "C"  void kernel(const int64_t* in_ptr0, const float* in_ptr1, float* out_ptr0)
+{
+    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+    auto tmp7 = in_ptr1[static_cast<int64_t>(x1 + 768L*tmp5)];
+}
+"""
+    wrapper = """
+        buf0 = empty_strided_cuda((512, 768), (768, 1), torch.float32)
+        arg0_1 = rand_strided((512, ), (1, ), device='cuda:0', dtype=torch.int64)
+        arg1_1 = rand_strided((50257, 768), (768, 1), device='cuda:0', dtype=torch.float32)
+        triton_red_fused_embedding_0.run(arg0_1, arg1_1, buf0, 512, 768, stream=stream0)
+        cpp_fused_embedding_1(arg0_1, arg1_1, buf0)
+"""
+    calls = kernel_calls([wrapper], {"triton_red_fused_embedding_0": triton, "cpp_fused_embedding_1": cpp})
+    assert calls == {"triton_red_fused_embedding_0": [None], "cpp_fused_embedding_1": [None]}
+    direct = {"triton_red_fused_embedding_0": triton.replace("768*tmp4", "768*x0"),
+              "cpp_fused_embedding_1": cpp.replace("768L*tmp5", "768L*x0")}
+    assert all(cost is not None for costs in kernel_calls([wrapper], direct).values() for cost in costs)
+
+
 def _trace(extra_kernels: list[dict[str, Any]]) -> dict[str, Any]:
     """One ProfilerStep: an eager addmm launching a split-K pair of kernels (10 µs and 30 µs), a GELU kernel,
     and whatever `extra_kernels` adds (replays: no launch, no op)."""
@@ -197,6 +256,21 @@ def test_per_run_figures_and_ceilings() -> None:
     assert stream is not None and stream.gbps == pytest.approx(2000.0) and stream.pct_of_ceiling == pytest.approx(50)
     assert achieved(None, 1.0, ceilings, "float32") is None
     assert achieved(Cost(1, 1, 2, None, "shapes"), 1.0, None, "float32").pct_of_ceiling is None  # type: ignore
+
+
+def test_a_float32_convolution_on_a_gpu_is_held_to_no_roof_its_tf32_was_not_measured() -> None:
+    """cuDNN runs float32 convolutions in TF32: held to the float32 matmul rate, ResNet-50's conv kernel ran at
+    229% of it. Without a measured TF32 rate its percentage is unknown and its roof says why."""
+    def row(name: str, launch_op: str, stream: int = 7) -> KernelRow:
+        return msgspec.structs.replace(k(name, 0.0, 1.0, launch_op=launch_op), stream=stream)
+    assert compute_dtype(row("Kernel2", "aten::cudnn_convolution"), "float32") == "tf32"
+    assert compute_dtype(row("sm90_xmma_gemm_f32f32_tf32f32_f32_tn", "aten::mm"), "float32") == "tf32"
+    assert compute_dtype(row("sm90_xmma_gemm_f32f32_f32_tn", "aten::mm"), "float32") == "float32"
+    assert compute_dtype(row("Kernel2", "aten::cudnn_convolution"), "bfloat16") == "bfloat16"
+    assert compute_dtype(row("aten::mkldnn_convolution", "aten::mkldnn_convolution", -1), "float32") == "float32"
+    ceilings = Ceilings("H100", "2.11", copy_gbps=3000.0, matmul_tflops={"float32": 50.0})
+    conv = achieved(Cost(10**6, 10**6, 2 * 10**6, 10**9, "shapes"), 8.0, ceilings, "tf32")
+    assert conv == Achieved(250.0, 125.0, None, None, "tf32 matmul: not measured")
 
 
 # the CPU of the issue: a copy that leaves the caches at 5 GB/s, one that fits in a core's 512 KB L2 at 50 GB/s, one
