@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from fusionviz.analysis.links import Collapse
     from fusionviz.analysis.memory import MemoryFigures
     from fusionviz.analysis.methodology import Methodology
+    from fusionviz.analysis.op_costs import Cost
+    from fusionviz.analysis.plan_diff import PlanDiff
     from fusionviz.analysis.source_view import SourceView
     from fusionviz.analysis.summary import Comparison
     from fusionviz.analysis.sweep import SweepReport
@@ -316,6 +318,26 @@ class Report:
         from fusionviz.analysis.kernel_diff import kernel_diff
 
         return kernel_diff(*self.session.runs)
+
+    @cached_property
+    def _plan_diffs(self) -> dict[tuple[str, str], PlanDiff]:
+        return {}
+
+    def plan_diff(self, a: str, b: str) -> PlanDiff:
+        """The plan diff of mode `b` against mode `a` (plan_diff.plan_diff), each run's bytes from `costs`;
+        made when first asked for and kept. Both must be runs with kernels."""
+        found = self._plan_diffs.get((a, b))
+        if found is None:
+            from fusionviz.analysis.plan_diff import plan_diff
+
+            runs = {r.mode: r for r in self.drawable}
+            found = plan_diff(runs[a], runs[b], self._costs_of(a), self._costs_of(b))
+            self._plan_diffs[(a, b)] = found
+        return found
+
+    def _costs_of(self, mode: str) -> list[Cost | None] | None:
+        costs = self.costs.get(mode)
+        return costs.costs if costs is not None else None
 
     def focus(self, mode: str | None = None) -> ModeRun | None:
         """The compiled run a view is about: `mode` when it ran, else (no mode given) the first that ran."""

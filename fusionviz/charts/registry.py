@@ -135,6 +135,10 @@ VIEWS: dict[str, View] = {
     "memory": View("Memory", "one iteration's memory, eager above `mode`: the bytes live at each moment, stacked by "
                    "the op that made them, and what each mode holds between calls", "runs",
                    _chart("memory:draw_memory"), _words("memory_caption"), takes_mode=True),
+    "plan_diff": View("Plan diff", "`mode`'s fusion groups against the plan before it (`default`'s for another "
+                      "compiled mode, else eager's): which merged, split, appeared or vanished, µs per iteration",
+                      "runs", "fusionviz.charts.plan_diff:draw_plan_diff", _words("plan_diff_caption"),
+                      takes_mode=True),
     "what_if": View("What if", "what compiling could save, estimated from eager's trace, beside what it did",
                     "timing", _chart("what_if:draw_what_if"), _words("what_if_caption")),
     "grid": View("Grid", "a crossover grid: the speedup over hidden dim × batch, eager's busy share in each cell",

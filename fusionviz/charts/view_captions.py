@@ -15,6 +15,7 @@ from fusionviz.analysis.bound import bound_headline
 from fusionviz.analysis.headline import Headline
 from fusionviz.analysis.memory import memory_headline
 from fusionviz.analysis.modules import module_headline
+from fusionviz.analysis.plan_diff import PlanDiff, baseline
 from fusionviz.analysis.report import Report
 
 Worded = Callable[[Report, str | None], Headline]
@@ -103,6 +104,20 @@ def roofline_headline(report: Report, mode: str | None = None) -> Headline:
     return captions.roofline_headline(caption, eager, focus, report.costs)
 
 
+def mode_diff(report: Report, mode: str | None = None) -> PlanDiff:
+    """The plan diff the plan_diff view shows for `mode` (its focus): against `default` for another compiled
+    mode, else against eager (`plan_diff.baseline`)."""
+    run = report.focus(mode)
+    assert run is not None  # view_problem said so
+    against = baseline(report.drawable, run.mode)
+    assert against is not None  # the view needs an eager run with kernels
+    return report.plan_diff(against, run.mode)
+
+
+def plan_diff_headline(report: Report, mode: str | None = None) -> Headline:
+    return mode_diff(report, mode).headline
+
+
 # Every view of the registry, by name (tests/unit/test_headlines.py holds the two to the same names).
 HEADLINES: dict[str, Worded] = {
     "verdict": verdict_headline, "timeline": timeline_headline, "collapse": kernels_headline,
@@ -112,6 +127,7 @@ HEADLINES: dict[str, Worded] = {
     "sweep_steady": sweep_steady_headline, "sweep_cumulative": sweep_cumulative_headline, "grid": grid_headline,
     "waterfall": waterfall_headline, "bytes": bytes_headline, "roofline": roofline_headline,
     "bound": bound_view_headline, "what_if": what_if_headline, "memory": memory_view_headline,
+    "plan_diff": plan_diff_headline,
 }
 
 
@@ -146,3 +162,4 @@ what_if_caption = _caption(what_if_headline)
 bytes_caption = _caption(bytes_headline)
 roofline_caption = _caption(roofline_headline)
 memory_caption = _caption(memory_view_headline)
+plan_diff_caption = _caption(plan_diff_headline)
