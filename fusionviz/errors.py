@@ -45,3 +45,8 @@ class WorkerError(FusionvizError, RuntimeError):
     def __init__(self, message: str, kind: WorkerFailure = "error") -> None:
         super().__init__(message)
         self.kind: WorkerFailure = kind
+
+
+class ContractFileError(FusionvizError, ValueError):
+    """A fusion contract file (`snapshot`, `check`) that cannot be read: not TOML, not a contract, a value that
+    does not fit, or a model fusionviz does not know."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fusionviz.cli.check import Check
 from fusionviz.cli.command import Command
 from fusionviz.cli.export import Export
 from fusionviz.cli.grid import Grid
@@ -13,10 +14,11 @@ from fusionviz.cli.inspect import Inspect
 from fusionviz.cli.models import Models
 from fusionviz.cli.reporter import note
 from fusionviz.cli.run import Run
+from fusionviz.cli.snapshot import Snapshot
 from fusionviz.cli.sweep import Sweep
 from fusionviz.errors import FusionvizError
 
-COMMANDS: tuple[Command, ...] = (Models(), Run(), Inspect(), Sweep(), Grid(), Export())
+COMMANDS: tuple[Command, ...] = (Models(), Run(), Inspect(), Sweep(), Grid(), Export(), Snapshot(), Check())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,8 @@ from fusionviz.measure.catalog import model_info
 from fusionviz.records.config import DTYPES, PASSES, RunConfig, parse_dynamic
 
 
-def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True) -> None:
+def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True,
+                     out: str = "session file to write (.json or .json.gz)") -> None:
     p.add_argument("--model", required=True,
                    help="a model of the zoo or a real one (hf:gpt2, timm:resnet50…; see `models`), or "
                         "package.module:factory")
@@ -35,7 +36,7 @@ def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True) -> None:
                    help="CPU threads of every worker (default: half the cores this process may use)")
     p.add_argument("--timeout", type=float, default=RunConfig.timeout_s,
                    help="seconds per mode before the run is stopped")
-    p.add_argument("--out", required=True, help="session file to write (.json or .json.gz)")
+    p.add_argument("--out", required=True, help=out)
 
 
 def config_from(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | None = None,

@@ -23,14 +23,7 @@ class Run:
     help = "run eager and compiled modes, write a session file"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_config_flags(parser)
-        parser.add_argument("--modes", default=",".join(RunConfig.modes),
-                            help=f"comma-separated: {','.join(MODES[:3])},...")
-        parser.add_argument("--cold-compile", action="store_true",
-                            help="compile in a fresh process with an empty cache")
-        parser.add_argument("--recalibrate", action="store_true",
-                            help="measure the device's ceilings (copy bandwidth, matmul rates) again instead of "
-                                 "reading them from the cache of an earlier run")
+        add_run_flags(parser)
         parser.add_argument("--memory-snapshot", default=None, metavar="OUT.pickle",
                             help="also write each mode's GPU allocator history over one steady iteration as PyTorch's "
                                  "memory viewer reads it (pytorch.org/memory_viz), one file a mode: OUT.<mode>.pickle")
@@ -41,16 +34,11 @@ class Run:
     def run(self, args: argparse.Namespace) -> int:
         from fusionviz.analysis.report import analyse
         from fusionviz.analysis.verdict import verdict
-        from fusionviz.measure.client import run_session
-        from fusionviz.records.config import warnings_for
 
-        config = config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile)
         writable(args.out)
         if args.memory_snapshot:
             writable(args.memory_snapshot)
-        for warning in warnings_for(config):
-            note(f"note: {warning}")
-        session = run_session(config, Ticker(), naive_calls=args.naive_calls, recalibrate=args.recalibrate)
+        session = measure(args, naive_calls=args.naive_calls)
         path = session.save(args.out)
         report = analyse(session)
         write(frame(report.summary[SHOWN], digits=4))
@@ -66,6 +54,36 @@ class Run:
         write(verdict(session, report.latencies, report.speedups, report.comparisons, report.busy),
               f"session written to {path}")
         return 0 if any(r.ok for r in session.runs) else 1
+
+
+def add_run_flags(parser: argparse.ArgumentParser, out: str = "session file to write (.json or .json.gz)") -> None:
+    """The flags that say what `run` measures (a configuration, its modes, how it compiles and calibrates) and the
+    file it writes (`out` its help): `snapshot` takes the same."""
+    add_config_flags(parser, out=out)
+    parser.add_argument("--modes", default=",".join(RunConfig.modes),
+                        help=f"comma-separated: {','.join(MODES[:3])},...")
+    parser.add_argument("--cold-compile", action="store_true",
+                        help="compile in a fresh process with an empty cache")
+    parser.add_argument("--recalibrate", action="store_true",
+                        help="measure the device's ceilings (copy bandwidth, matmul rates) again instead of "
+                             "reading them from the cache of an earlier run")
+
+
+def measure(args: argparse.Namespace, naive_calls: int = 0) -> Session:
+    """The session the run flags (`add_run_flags`) describe, measured with progress on stderr, after the notes a
+    user should read before a run."""
+    return measure_config(config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile),
+                          naive_calls=naive_calls, recalibrate=args.recalibrate)
+
+
+def measure_config(config: RunConfig, naive_calls: int = 0, recalibrate: bool = False) -> Session:
+    """`config` measured through the client, with its notes first and progress on stderr."""
+    from fusionviz.measure.client import run_session
+    from fusionviz.records.config import warnings_for
+
+    for warning in warnings_for(config):
+        note(f"note: {warning}")
+    return run_session(config, Ticker(), naive_calls=naive_calls, recalibrate=recalibrate)
 
 
 def write_snapshots(session: Session, out: Path) -> list[Path]:
