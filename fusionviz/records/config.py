@@ -12,19 +12,12 @@ from dataclasses import dataclass, field, replace
 
 from fusionviz.errors import ConfigError
 from fusionviz.records.decode import Finite, Int64, clip
-
-MODES: tuple[str, ...] = (
-    "eager",
-    "default",
-    "reduce-overhead",
-    "max-autotune",
-    "max-autotune-no-cudagraphs",
-    "eager_cuda_graph",
-)
-# Eager's own kernels captured as one CUDA graph and replayed: no compiler, no launches (the ladder's first rung).
-# Last, so that the first compiled mode stays the one a verdict leads with.
-GRAPHED_EAGER = "eager_cuda_graph"
-COMPILED_MODES: tuple[str, ...] = MODES[1:-1]
+from fusionviz.records.variants import AUTOTUNE_MODES as AUTOTUNE_MODES  # the modes live with their variants,
+from fusionviz.records.variants import COMPILED_MODES as COMPILED_MODES  # and are named here, where they always were
+from fusionviz.records.variants import CUDA_GRAPH_MODES as CUDA_GRAPH_MODES
+from fusionviz.records.variants import GRAPHED_EAGER as GRAPHED_EAGER
+from fusionviz.records.variants import MODES as MODES
+from fusionviz.records.variants import autotunes, check_mode, mode_order, uses_cuda_graphs
 
 
 def lab_modes(device: str) -> tuple[str, ...]:
@@ -32,8 +25,6 @@ def lab_modes(device: str) -> tuple[str, ...]:
     return COMPILED_MODES if device == "cpu" else (*COMPILED_MODES, GRAPHED_EAGER)
 
 
-CUDA_GRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
-AUTOTUNE_MODES: frozenset[str] = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 PASSES: tuple[str, ...] = ("inference", "train")
 DYNAMIC_CHOICES: dict[str, bool | None] = {"false": False, "true": True, "none": None}
@@ -90,12 +81,9 @@ def default_threads() -> int:
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
-    """`"eager,default"` → `("eager", "default")`, refusing unknown names."""
-    modes = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
-    return modes
+    """`"eager,default,default+freezing"` → `("eager", "default", "default+freezing")`, refusing unknown names
+    and variants (`records.variants`) that do not parse."""
+    return tuple(check_mode(m.strip()) for m in text.split(",") if m.strip())
 
 
 def parse_sizes(text: str, what: str = "sizes") -> list[int]:
@@ -118,7 +106,8 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
     """Refuse sizes and combinations that cannot run, with a message that says what to change.
 
     Returns the configuration with `modes` ordered as in MODES and `eager` always first, since every
-    comparison is against eager, and with the thread count chosen, so a session records it.
+    comparison is against eager, each variant after its base and named as `variants.check_mode` names it, and
+    with the thread count chosen, so a session records it.
     """
     if known_models is not None and config.model not in known_models and ":" not in config.model:
         raise ConfigError(
@@ -145,9 +134,7 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
         raise ConfigError(f"device {config.device!r} is not supported: use cpu or cuda:N")
     if not config.modes:
         raise ConfigError("no modes chosen: pick at least one compiled mode to compare with eager")
-    unknown = [m for m in config.modes if m not in MODES]
-    if unknown:
-        raise ConfigError(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
+    modes = mode_order(("eager", *config.modes))  # refuses an unknown mode or a variant that does not parse
     if not 3 <= config.rounds <= MAX_ROUNDS:
         raise ConfigError(f"rounds must be from 3 to {MAX_ROUNDS}, so that p10 and p90 mean something")
     if not 1 <= config.processes <= MAX_PROCESSES:
@@ -158,16 +145,17 @@ def validate(config: RunConfig, *, known_models: set[str] | None = None) -> RunC
         raise ConfigError("warmup_calls and profile_iterations must be at least 1")
     if not (isinstance(config.timeout_s, int | float) and math.isfinite(config.timeout_s) and config.timeout_s > 0):
         raise ConfigError(f"the time limit must be a positive number of seconds, not {config.timeout_s!r}")
-    ordered = ("eager",) + tuple(m for m in MODES[1:] if m in config.modes)
-    return replace(config, modes=ordered, threads=config.threads or default_threads())
+    return replace(config, modes=modes, threads=config.threads or default_threads())
 
 
 def not_applicable_reason(config: RunConfig, mode: str) -> str | None:
     """Why `mode` cannot run on this configuration's device, or None when it can."""
-    if mode in CUDA_GRAPH_MODES and not config.is_cuda:
+    if uses_cuda_graphs(mode) and not config.is_cuda:
         return (
             f"{mode} captures CUDA graphs, which do not exist on the CPU; torch would silently run it as "
-            "the default mode, so fusionviz does not run it"
+            "the default mode, so fusionviz does not run it" if "+" not in mode else
+            f"{mode} replays CUDA graphs, which do not exist on the CPU: leave out triton.cudagraphs, or start "
+            "from default or max-autotune-no-cudagraphs"
         )
     if mode == GRAPHED_EAGER and not config.is_cuda:
         return "eager as one CUDA graph needs a CUDA device: there are no CUDA graphs on the CPU"
@@ -182,10 +170,11 @@ CONVOLUTIONAL = frozenset({"conv_block", "timm:resnet50", "timm:convnext_tiny", 
 def warnings_for(config: RunConfig) -> list[str]:
     """Things a user should know before starting this run (not errors: the run may proceed)."""
     notes = []
-    if config.model in CONVOLUTIONAL and any(m in AUTOTUNE_MODES for m in config.modes):
+    autotuned = any(autotunes(m) for m in config.modes)
+    if config.model in CONVOLUTIONAL and autotuned:
         notes.append("max-autotune benchmarks convolution choices, which can take more than 10 minutes; "
                      "the run stops at its time limit")
-    if any(m in AUTOTUNE_MODES for m in config.modes):
+    if autotuned:
         notes.append("max-autotune benchmarks many GEMM choices: expect a compile of tens of seconds or more")
     if not config.is_cuda and config.dtype == "float16":
         notes.append("float16 on the CPU is slow and not what Inductor's C++ backend is tuned for")

@@ -130,6 +130,8 @@ class CompileInfo:
     fx_cache_misses: Int64 = 0
     cold_requested: bool = False
     steady_after_calls: Int64 = 0
+    # A variant's settings as applied (`records.variants`): {"torch._inductor.config.freezing": "True"}
+    settings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
