@@ -31,7 +31,7 @@ JOB = [Column("rank", "d", width=4), Column("steps", "d", width=5), Column("step
 class Inspect:
     name = "inspect"
     help = ("summarise a session file or a torch.profiler Chrome trace; a folder or several traces as one "
-            "distributed job, rank by rank")
+            "distributed job, rank by rank; two session files (or one with --modes A,B): the plan diff of two runs")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("files", nargs="+", metavar="file",
@@ -41,16 +41,25 @@ class Inspect:
                             help=f"rank the N kernels with the longest total time (default {INSPECT_TOP})")
         parser.add_argument("--all", dest="all_kernels", action="store_true",
                             help="list every kernel of the representative iteration, however many")
+        parser.add_argument("--modes", default=None, metavar="A,B",
+                            help="the plan diff of two runs: modes A and B of one session, or of two session files "
+                                 "(one mode: the same in both; two session files alone diff their first compiled "
+                                 "mode in common)")
 
     def run(self, args: argparse.Namespace) -> int:
         from fusionviz.analysis.report import analyse
         from fusionviz.cli.inspection import inspect_report, job_inspect_report, memory_lines
+        from fusionviz.cli.plan import plan_asked, plan_json, plan_lines
         from fusionviz.records.files import open_path
 
         if args.top is not None and args.top < 1:
             raise ConfigError("--top takes a number of kernels, 1 or more")
         paths = [Path(f) for f in args.files]
         top = args.top or INSPECT_TOP
+        diff = plan_asked(paths, args.modes)
+        if diff is not None:
+            write(json_text(plan_json(diff)) if args.json else "\n".join(plan_lines(diff)))
+            return 0
         if len(paths) > 1 or paths[0].is_dir():
             # imported here: a job's process pool needs multiprocessing, which one file does not
             from fusionviz.records.job import read_job
