@@ -142,7 +142,7 @@ def check(blessed: Contract, fresh: Contract) -> Checked:
             if now.speedup is None:
                 changes.append(Change(f"{mode} speedup against eager", _speedup(was), "not timed",
                                       f"floor ≥ {_shown(was.speedup_floor)}", True))
-            elif now.speedup != was.speedup:
+            elif now.speedup != was.speedup or now.speedup < was.speedup_floor:  # a floor raised by hand too
                 changes.append(Change(f"{mode} speedup against eager", _speedup(was), _speedup(now),
                                       f"floor ≥ {_shown(was.speedup_floor)}", now.speedup < was.speedup_floor))
     return Checked(tuple(changes), compared)

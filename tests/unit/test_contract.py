@@ -94,6 +94,13 @@ def test_each_figure_against_its_tolerance_at_the_edge(changed: dict[str, object
     assert check(BLESSED, fresh(**changed)).regressed is expected[0]
 
 
+def test_a_floor_above_an_unmoved_speedup_fails() -> None:
+    raised = replace(BLESSED, modes={"eager": EAGER, "default": replace(DEFAULT, speedup_floor=1.3)})
+    assert lines(raised, BLESSED) == [
+        (True, "default speedup against eager: 1.25x (p10–p90 1.125–1.375) → 1.25x (p10–p90 1.125–1.375) "
+               "(floor ≥ 1.3)")]
+
+
 def test_kernels_may_grow_by_the_stated_slack_and_no_more() -> None:
     slack = replace(BLESSED, tolerances=Tolerances(kernels_may_grow_by=1))
     assert lines(slack, fresh(kernels_per_iteration=3)) == [
