@@ -19,6 +19,10 @@ class Check:
             "that moved; exit 1 when the plan regressed beyond the file's tolerances")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from fusionviz.cli.snapshot import EXAMPLE
+
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.epilog = EXAMPLE + "\nexit codes: 0 within the tolerances, 1 regressed, 2 a file that is no contract"
         parser.add_argument("file", help="a contract written by `snapshot` (.toml)")
         parser.add_argument("--device", default=None,
                             help="the device to check on, of the contract's kind (default: cpu, or cuda:0 for a "

@@ -15,6 +15,12 @@ from fusionviz.records.config import RunConfig
 from fusionviz.records.contract import Contract, Tolerances, device_kind, dynamic_word
 from fusionviz.records.decode import DecodeError, decode
 
+EXAMPLE = """a fusion contract kept in CI (docs/guide.md, Keep a fusion plan in CI):
+  python -m fusionviz snapshot --model mlp --dim 512 --batch 256 --device cuda:0 \\
+      --modes eager,default,reduce-overhead --out contracts/mlp.toml
+  python -m fusionviz check contracts/mlp.toml    # exit 1: the plan regressed beyond the file's tolerances
+re-bless a change you mean with the snapshot line in the file's header, and review the diff"""
+
 
 class Snapshot:
     name = "snapshot"
@@ -22,6 +28,8 @@ class Snapshot:
             "recompiles, bytes and a speedup floor per mode, and the tolerances) for `check` to hold CI to")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.epilog = EXAMPLE
         add_run_flags(parser, out="the contract file to write (.toml), to commit and `check` in CI")
         tol = Tolerances()
         parser.add_argument("--kernels-may-grow-by", type=int, default=tol.kernels_may_grow_by, metavar="N",
