@@ -40,3 +40,20 @@ def plain_names_ln_gelu(dim: int, batch: int, seq: int | None) -> tuple[nn.Modul
     torch._inductor.config.cpp.descriptive_names = False  # type: ignore[assignment]
     torch._inductor.config.triton.descriptive_names = False  # type: ignore[assignment]
     return LinearLayerNormGelu(dim), (torch.randn(batch, dim),)
+
+
+class _ScalarScale(nn.Module):
+    """`.item()` feeds arithmetic, not control flow: Dynamo breaks the graph there unless it may capture the
+    scalar (`capture_scalar_outputs`), when the whole forward is one graph."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.linear(x))
+        return h / (h.abs().max().item() + 1.0)
+
+
+def scalar_scale(dim: int, batch: int, seq: int | None) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _ScalarScale(dim), (torch.randn(batch, dim),)

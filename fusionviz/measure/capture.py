@@ -39,11 +39,12 @@ from fusionviz.measure.harness import (
     profile,
     reset_dynamo,
     sync,
+    variant_settings,
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.provenance import op_sources, tracking
-from fusionviz.records.config import COMPILED_MODES, CUDA_GRAPH_MODES, GRAPHED_EAGER, RunConfig
+from fusionviz.records.config import GRAPHED_EAGER, RunConfig
 from fusionviz.records.session import (
     AotGraph,
     AotNode,
@@ -55,6 +56,7 @@ from fusionviz.records.session import (
     TensorShape,
 )
 from fusionviz.records.trace import parse_trace
+from fusionviz.records.variants import is_compiled, parse_variant, replays_graphs
 
 
 def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
@@ -72,8 +74,8 @@ def run_mode(config: RunConfig, mode: str, progress: Progress) -> ModeRun:
 
 def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
              device: torch.device, progress: Progress) -> None:
-    compiled = mode in COMPILED_MODES
-    with listening() as listener, tracking(model):
+    compiled = is_compiled(mode)
+    with listening() as listener, tracking(model), variant_settings(mode):  # a variant's settings, compiling
         if compiled:
             progress(f"{mode}: explaining graphs")
             run.graph_count, run.graph_breaks, run.graph_nodes = explain(model, inputs)
@@ -92,7 +94,8 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
         cache: CacheState = ("warm" if hits and not misses else "cold" if misses and not hits
                              else "mixed" if hits else "unknown")
         run.compile = CompileInfo(first_call_s=first_call_s, cache=cache, fx_cache_hits=hits, fx_cache_misses=misses,
-                                  cold_requested=config.cold_compile, steady_after_calls=steady_after)
+                                  cold_requested=config.cold_compile, steady_after_calls=steady_after,
+                                  settings=parse_variant(mode).settings)
     progress(f"{mode}: profiling")
     trace = profile(step, device, config.profile_iterations)
     run.recompiles = _recompiles() if compiled else None
@@ -110,7 +113,7 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
     run.trace_gz_b64 = base64.b64encode(gzip.compress(json.dumps(trace).encode(), mtime=0)).decode()
     run.logs = listener.lines
     run.aot_graphs = [aot_graph(kind, frame, text) for kind, frame, text in listener.aot_graphs if kind != "inference"]
-    if config.is_cuda and (mode in CUDA_GRAPH_MODES or mode == GRAPHED_EAGER):
+    if config.is_cuda and replays_graphs(mode):
         run.cuda_graphs = cuda_graphs(mode, device, inputs, listener.cudagraph_skips)
     if mode == "eager":  # eager_cuda_graph replays: no op runs to be marked
         progress("eager: finding each op's module and line")

@@ -33,6 +33,7 @@ from fusionviz.measure.vec_isa import probe_only_the_pick
 from fusionviz.measure.zoo import ModelSpec
 from fusionviz.records.config import GRAPHED_EAGER, RunConfig
 from fusionviz.records.session import GraphBreak, GraphNode
+from fusionviz.records.variants import is_variant, parse_variant
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 TARGET_REPEAT_S = {"cuda": 0.025, "cpu": 0.03}
@@ -260,8 +261,45 @@ def mode_step(config: RunConfig, mode: str, model: torch.nn.Module, inputs: tupl
     replayed (GRAPHED_EAGER; raises NotCapturable where the capture fails)."""
     if mode == GRAPHED_EAGER:
         return cuda_graphed(make_step(config, model, model, inputs), device)
-    target = model if mode == "eager" else torch.compile(model, mode=mode, dynamic=config.dynamic)
+    if mode == "eager":
+        return make_step(config, model, model, inputs)
+    variant = parse_variant(mode)
+    if variant.mark_dynamic is not None:
+        inputs = (marked_dynamic(inputs[0], variant.mark_dynamic), *inputs[1:])
+    kwargs: dict[str, Any] = {"dynamic": config.dynamic, **variant.compile_kwargs}
+    if variant.inductor_options:  # torch.compile takes a mode or options, not both: the mode's own options first
+        options: dict[str, Any] = {**torch._inductor.list_mode_options(variant.base), **variant.inductor_options}
+        target = torch.compile(model, options=options, **kwargs)
+    else:
+        target = torch.compile(model, mode=variant.base, **kwargs)
     return make_step(config, model, target, inputs)
+
+
+def marked_dynamic(tensor: torch.Tensor, dim: int) -> torch.Tensor:
+    """A new tensor object over `tensor`'s storage (no copy) with dimension `dim` marked dynamic: the mark stays
+    with this object, so the other modes of the process keep their static shapes."""
+    if not 0 <= dim < tensor.dim():
+        raise ConfigError(f"mark_dynamic={dim}: the first input has {tensor.dim()} dimensions "
+                          f"({'x'.join(map(str, tensor.shape))}): choose from 0 to {tensor.dim() - 1}")
+    alias = tensor.detach().requires_grad_(tensor.requires_grad) if tensor.is_leaf else tensor.view_as(tensor)
+    torch._dynamo.mark_dynamic(alias, dim)
+    return alias
+
+
+@contextlib.contextmanager
+def variant_settings(mode: str) -> Iterator[None]:
+    """The Dynamo and Inductor settings of `mode`'s variant, patched in while the mode compiles: callers enter it
+    around the first call and the warm-up (recompiles happen there), never around a timed call. Nothing for a plain
+    mode. The Inductor settings also go to `torch.compile(options=…)`, but that patches them only once Dynamo has
+    traced, and Dynamo reads some of them itself: under `freezing` it keeps the parameters as attributes, which
+    Inductor can then fold; with `options=` alone they were graph inputs and nothing froze."""
+    variant = parse_variant(mode) if is_variant(mode) else None
+    with contextlib.ExitStack() as stack:
+        if variant is not None and variant.dynamo_options:
+            stack.enter_context(torch._dynamo.config.patch(dict[str, Any](variant.dynamo_options)))
+        if variant is not None and variant.inductor_options:
+            stack.enter_context(torch._inductor.config.patch(dict[str, Any](variant.inductor_options)))
+        yield
 
 
 class NotCapturable(FusionvizError):

@@ -31,6 +31,7 @@ from fusionviz.measure.harness import (
     prepare,
     reset_dynamo,
     sync,
+    variant_settings,
     warm_until_steady,
 )
 from fusionviz.measure.protocol import Progress
@@ -82,10 +83,11 @@ class MemoryProbe:
             self._profiler = _memory_profiler()
             self._profiler.start()
         step = mode_step(config, mode, model, inputs, self.device)
-        with tracking(model):
-            step()
-            sync(self.device)
-        warm_until_steady(step, self.device, config.warmup_calls)
+        with variant_settings(mode):  # a variant's settings while it compiles
+            with tracking(model):
+                step()
+                sync(self.device)
+            warm_until_steady(step, self.device, config.warmup_calls)
         sync(self.device)
         if self.cuda:
             self._pool = torch.cuda.memory_allocated(self.device) - before_first

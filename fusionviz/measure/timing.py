@@ -22,13 +22,15 @@ from fusionviz.measure.harness import (
     prepare,
     reset_dynamo,
     sync,
+    variant_settings,
     warm_until_steady,
 )
 from fusionviz.measure.memory import MemoryProbe
 from fusionviz.measure.protocol import Progress
 from fusionviz.measure.provenance import tracking
-from fusionviz.records.config import COMPILED_MODES, RunConfig
+from fusionviz.records.config import RunConfig
 from fusionviz.records.session import ModeMemory, TimingProcess
+from fusionviz.records.variants import is_compiled
 
 
 def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progress,
@@ -43,17 +45,18 @@ def time_modes(config: RunConfig, modes: list[str], index: int, progress: Progre
     memory = None
     with grad_mode(config):
         for mode in sorted(modes, key=lambda m: m != memory_mode):
-            progress(f"timing process {index + 1}: " + ("compiling " + mode if mode in COMPILED_MODES else mode))
+            progress(f"timing process {index + 1}: " + ("compiling " + mode if is_compiled(mode) else mode))
             if probe is not None and mode == memory_mode:
                 steps[mode] = probe.first_calls(config, mode, model, inputs)
                 progress(f"timing process {index + 1}: the memory of {mode}")
                 memory = probe.finish(config, mode, steps[mode], model, inputs, index)
                 continue
             steps[mode] = mode_step(config, mode, model, inputs, device)
-            with tracking(model):  # the first call compiles
-                steps[mode]()
-                sync(device)
-            warm_until_steady(steps[mode], device, config.warmup_calls)
+            with variant_settings(mode):  # a variant's settings while it compiles, not while it is timed
+                with tracking(model):  # the first call compiles
+                    steps[mode]()
+                    sync(device)
+                warm_until_steady(steps[mode], device, config.warmup_calls)
         steps = {mode: steps[mode] for mode in modes}  # the rounds' order, whichever mode was measured first
         progress(f"timing process {index + 1}: {config.rounds} rounds of {', '.join(modes)}")
         calls, rounds, host_rounds = interleaved_rounds(steps, device, config.rounds)
