@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 from fusionviz.analysis.headline import size_words
 from fusionviz.analysis.op_costs import DTYPE_ITEMSIZE
-from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
+from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.op_args import OpArgs, op_args
 from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.variants import replays_graphs
 
 INPUT_COPY_OPS = frozenset({"aten::_foreach_copy_"})  # what a graph tree copies its non-static inputs with
 _CALL_ARGS = re.compile(r"def call\(self, args\):\s*\n\s*(.*?)\s*=\s*args\b")
@@ -78,7 +79,8 @@ class Coverage:
 
 
 def uses_graphs(mode: str) -> bool:
-    return mode in CUDA_GRAPH_MODES or mode == GRAPHED_EAGER
+    """A graph tree's mode (a variant of one, or one with triton.cudagraphs) or eager as one CUDA graph."""
+    return replays_graphs(mode)
 
 
 def input_copies(run: ModeRun, session: Session | None = None) -> InputCopies | None:

@@ -13,8 +13,9 @@ from fusionviz.analysis.ladder import why_words
 from fusionviz.analysis.memory import memory_figures, trade_sentence
 from fusionviz.analysis.summary import Comparison
 from fusionviz.analysis.timing import NEGLIGIBLE, TOO_WIDE, Estimate, paired_speedup, verdict_of
-from fusionviz.records.config import CUDA_GRAPH_MODES, GRAPHED_EAGER
+from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import ModeRun, Session
+from fusionviz.records.variants import uses_cuda_graphs
 
 NO_EAGER = "Eager did not run, so there is nothing to compare against."
 
@@ -164,7 +165,7 @@ def verdict_sentences(session: Session, compared: dict[str, Comparison], busy: d
         if trade is not None:
             said.append(trade)
         host_bound = on_gpu and "eager" in found and found["eager"].kind == "host-bound"
-        graphs_help = [r.mode for r in measured if r.mode in CUDA_GRAPH_MODES and compared[r.mode].verdict == "faster"]
+        graphs_help = [r.mode for r in measured if uses_cuda_graphs(r.mode) and compared[r.mode].verdict == "faster"]
         if host_bound and graphs_help:
             said.append(f"{and_words(graphs_help)} {'replays' if len(graphs_help) == 1 else 'replay'} CUDA graphs, "
                         "which take eager's launches off the host.")

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fusionviz.errors import TalkFileError
+from fusionviz.errors import ConfigError, TalkFileError
 from fusionviz.records.config import COMPILED_MODES
 from fusionviz.records.session import Session
+from fusionviz.records.variants import is_compiled, is_variant, parse_variant
 
 
 class ViewRules(Protocol):
@@ -178,8 +179,16 @@ def _scene(values: dict[str, Any], header: int, lines: dict[str, int], fail: Any
     if mode is not None:
         if not info.takes_mode:
             raise fail(at("mode"), f"the {view} view shows every mode: leave mode out")
-        if mode not in COMPILED_MODES:
-            raise fail(at("mode"), f"unknown compiled mode {mode!r}: choose from {', '.join(COMPILED_MODES)}")
+        if is_variant(mode):
+            try:
+                named = parse_variant(mode).name
+            except ConfigError as exc:
+                raise fail(at("mode"), str(exc)) from None
+            if named != mode:
+                raise fail(at("mode"), f"a session names this variant {named!r}: write it so")
+        if not is_compiled(mode):
+            raise fail(at("mode"), f"unknown compiled mode {mode!r}: choose from {', '.join(COMPILED_MODES)}, "
+                       "or a variant of one (MODE+OPTION)")
     caption = values.get("caption")
     if caption is not None:
         try:
