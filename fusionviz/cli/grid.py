@@ -17,7 +17,8 @@ class Grid:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_config_flags(parser, sizes=False)
-        parser.add_argument("--mode", default="default", help="the compiled mode compared with eager")
+        parser.add_argument("--mode", default="default",
+                            help="the compiled mode compared with eager, or a variant (MODE+OPTION, as run's --modes)")
         parser.add_argument("--dims", required=True, help="comma-separated hidden dims")
         parser.add_argument("--batches", required=True, help="comma-separated batch sizes")
         parser.add_argument("--devices", default=None,

@@ -13,6 +13,7 @@ from fusionviz.cli.flags import add_config_flags, config_from, writable
 from fusionviz.cli.reporter import Ticker, frame, note, write
 from fusionviz.records.config import MODES, RunConfig, parse_modes
 from fusionviz.records.session import Session
+from fusionviz.records.variants import SYNTAX, option_help
 
 SHOWN = ["mode", "median_ms", "p10_ms", "p90_ms", "speedup", "speedup_low", "speedup_high", "verdict",
          "kernels_per_iteration", "busy_pct", "compile_s", "break_even_calls"]  # of the summary table
@@ -61,7 +62,8 @@ def add_run_flags(parser: argparse.ArgumentParser, out: str = "session file to w
     file it writes (`out` its help): `snapshot` takes the same."""
     add_config_flags(parser, out=out)
     parser.add_argument("--modes", default=",".join(RunConfig.modes),
-                        help=f"comma-separated: {','.join(MODES[:3])},...")
+                        help=f"comma-separated: {', '.join(MODES)}; or a variant: {SYNTAX}, "
+                             f"default+mark_dynamic=0, reduce-overhead+fullgraph. Options: {option_help()}")
     parser.add_argument("--cold-compile", action="store_true",
                         help="compile in a fresh process with an empty cache")
     parser.add_argument("--recalibrate", action="store_true",
