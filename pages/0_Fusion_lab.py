@@ -11,6 +11,7 @@ import streamlit as st
 
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.style import ChartSettings
+from fusionviz.errors import ConfigError
 from fusionviz.measure.catalog import ModelInfo, available_models, model_problem
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import (
@@ -23,9 +24,11 @@ from fusionviz.records.config import (
     RunConfig,
     default_threads,
     lab_modes,
+    parse_modes,
     warnings_for,
 )
 from fusionviz.records.session import Session
+from fusionviz.records.variants import SYNTAX, option_help
 from ui import backend, lab, on_screen, sections, state, warm, web
 from ui.page import ask_for_the_rest, setup_page, top_only
 
@@ -37,7 +40,7 @@ MODELS = available_models()  # the zoo, then each real model whose library is in
 AT_DESK = ChartSettings()  # the desk's report is drawn at these in either mode (hidden while presenting)
 PRESENTING = ChartSettings.presentation()  # and the presentation's view at these (hidden at the desk)
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
-            "modes": ["default"]}
+            "modes": ["default"], "variants": ""}
 
 setup_page(
     "Fusion lab",
@@ -73,6 +76,7 @@ def measure_widgets() -> tuple[RunConfig, bool]:
     st.session_state["modes"] = [m for m in st.session_state.get("modes", []) if m in choices]  # CPU: no graph
     modes = st.multiselect("Compiled modes (compared with eager)", choices, key="modes",
                            help="eager_cuda_graph: eager's kernels replayed as one CUDA graph (GPU only)")
+    variants, refused = variant_widget()
     dynamic = st.selectbox("dynamic", list(DYNAMIC_CHOICES), key="dynamic",
                            help="torch.compile(dynamic=...): false compiles for these exact shapes")
     with st.expander("Measurement"):
@@ -88,14 +92,27 @@ def measure_widgets() -> tuple[RunConfig, bool]:
                            "Inductor cache, to see what a first-ever compile costs")
         limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
     config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, layers=layers, dtype=dtype, device=device,
-                       pass_=pass_, modes=("eager", *modes), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
+                       pass_=pass_, modes=("eager", *modes, *variants), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
                        processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit))
     problem = model_problem(config)
     if problem:
         st.error(problem)
     clicked = st.button("Run", type="primary", key="run", width="stretch", on_click=on_screen.show_live,
-                        disabled=problem is not None)
+                        disabled=problem is not None or refused)
     return config, clicked
+
+
+def variant_widget() -> tuple[tuple[str, ...], bool]:
+    """Variants to run beside the modes (`records.variants`: a compiled mode with named options), comma-separated;
+    one that does not parse is said under the input, and the second value is True then (Run waits)."""
+    text = st.text_input("Variant (MODE+OPTION)", key="variants", placeholder="default+freezing",
+                         help=f"Timed beside the modes as a mode of its own: {SYNTAX}; several separated by commas. "
+                              f"Options: {option_help()}")
+    try:
+        return tuple(m for m in parse_modes(text) if m != "eager"), False
+    except ConfigError as exc:
+        st.error(str(exc))
+        return (), True
 
 
 def size_widgets(model: str, info: ModelInfo | None) -> tuple[int, int | None]:

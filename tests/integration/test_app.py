@@ -476,6 +476,18 @@ def test_the_mode_picker_offers_eager_as_a_cuda_graph_only_off_the_cpu() -> None
     assert "eager_cuda_graph" not in picker.options and "reduce-overhead" in picker.options
 
 
+def test_a_variant_typed_under_the_modes_joins_them_and_a_refused_one_holds_run() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    variant = at.sidebar.text_input(key="variants")
+    assert "capture_scalar_outputs" in (variant.help or "") and not at.sidebar.error
+    variant.set_value("default+freezin").run()
+    (refused,) = at.sidebar.error
+    assert "unknown option 'freezin': choose from freezing" in refused.value
+    assert at.sidebar.button(key="run").disabled
+    at.sidebar.text_input(key="variants").set_value("eager, default+freezing").run()
+    assert not at.sidebar.error and not at.sidebar.button(key="run").disabled
+
+
 def test_the_lab_offers_a_real_model_at_its_published_sizes_and_runs_it_small() -> None:
     """GPT-2 by name: its own width and depth widgets at GPT-2 small's sizes, a width its heads cannot split
     refused before Run, and a one-block run on the CPU drawn with a module table."""
