@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from fusionviz.analysis.report import analyse
+from fusionviz.errors import ConfigError
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
@@ -77,3 +78,22 @@ def test_freezing_runs_on_the_conv_block_and_records_its_settings(worker: Worker
     assert any("_frozen_param" in code for code in frozen.output_code)  # the weights became constants
     assert frozen.recompiles == 0
     speedups(session)
+
+
+def test_mark_dynamic_compiles_the_batch_as_a_symbol_and_leaves_default_static(worker: Worker) -> None:
+    session = run_session(small("mlp", modes=("eager", "default", "default+mark_dynamic=0")), worker=worker)
+    marked, default = session.run("default+mark_dynamic=0"), session.run("default")
+    assert marked.ok and marked.compile is not None
+    assert marked.compile.settings == {"torch._dynamo.mark_dynamic(inputs[0])": "0"}
+    assert any("ks0" in code for code in marked.output_code)  # the batch is a symbol in the kernels
+    assert not any("ks0" in code for code in default.output_code)  # the same process's other mode stays static
+    assert marked.recompiles == 0
+
+
+def test_mark_dynamic_beyond_the_first_inputs_dimensions_is_refused() -> None:
+    import torch
+
+    from fusionviz.measure.harness import marked_dynamic
+
+    with pytest.raises(ConfigError, match=r"mark_dynamic=5: the first input has 2 dimensions \(8x32\)"):
+        marked_dynamic(torch.ones(8, 32), 5)
