@@ -125,7 +125,7 @@ def show_trace_lines(report: Report) -> None:
 @st.fragment
 def show_summaries(report: Report) -> None:
     """Kernels ranked by total time with their duration distribution, and each iteration's GPU time split into
-    kernels, waiting on the host and gaps between queued kernels (the README's Definitions)."""
+    kernels, waiting on the host and gaps between queued kernels (docs/methodology.md, Definitions)."""
     top = st.segmented_control("Kernels ranked", TOP_CHOICES, default=20, key="x_top",
                                format_func=lambda n: f"top {n}" if n else "all")
     for run in report.drawable:

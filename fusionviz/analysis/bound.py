@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fusionviz.analysis.headline import Headline, micros
+from fusionviz.analysis.headline import HEADLINE_CHARS, Headline, micros
 from fusionviz.analysis.kernel_costs import gpu_time_us
 from fusionviz.analysis.trace_stats import percentile
 from fusionviz.records.session import ModeRun, Session
@@ -184,8 +184,9 @@ def bound_mechanism(b: Bound) -> str:
 
 
 def bound_headline(found: dict[str, Bound]) -> Headline:
-    """The bound view's caption (`found`: `bounds`): the modes of each class, a sentence a class, and what the
-    first class named means."""
+    """The bound view's caption (`found`: `bounds`): the modes of the first class (host-bound, device-bound,
+    balanced) that has any, in one line (the chart labels every mode's class), and what that class means; a
+    sentence a mode in the details."""
     if not found:
         return Headline("No mode was profiled")
     if all(b.kind is None for b in found.values()):
@@ -193,6 +194,18 @@ def bound_headline(found: dict[str, Bound]) -> Headline:
                         "There is no device to wait for: each mode's time is the CPU's own.")
     groups = {kind: [m for m, b in found.items() if b.kind == kind] for kind in KINDS}
     named = [kind for kind in KINDS if groups[kind]]
-    text = ". ".join(f"{kind.capitalize()}: {', '.join(groups[kind])}" for kind in named)
-    return Headline(text, f"{named[0].capitalize()} means {SHORT[named[0]]}.",
-                    tuple(bound_sentence(b) for b in found.values()))
+    meaning = f"{named[0].capitalize()} means {SHORT[named[0]]}."
+    details = tuple(bound_sentence(b) for b in found.values())
+    if len(named) == 1:
+        return Headline(f"All modes are {named[0]}", meaning, details)
+    # the first class that has modes leads, in one line on a slide; the chart labels every mode's class
+    first = groups[named[0]]
+    shown = next(n for n in range(len(first), 0, -1)
+                 if len(_listed(named[0], first, n)) <= HEADLINE_CHARS or n == 1)
+    return Headline(_listed(named[0], first, shown), meaning, details)
+
+
+def _listed(kind: str, modes: list[str], shown: int) -> str:
+    """"Host-bound: eager, default and 3 more": the first `shown` of `modes`, the rest counted."""
+    more = f" and {len(modes) - shown} more" if shown < len(modes) else ""
+    return f"{kind.capitalize()}: {', '.join(modes[:shown])}{more}"

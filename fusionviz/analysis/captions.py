@@ -304,18 +304,25 @@ def untimed_headline(eager: ModeRun | None, run: ModeRun | None, values: dict[st
 
 def roofline_headline(caption: str, eager: ModeRun | None, focus: ModeRun | None,
                       costs: dict[str, RunCosts]) -> Headline:
-    """The kernel closest to its ceiling among those the roofline draws (`kernel_costs.roofline_runs`), with the
-    roofline's caption (`caption`, `kernel_costs.roofline_caption`) as its details."""
-    best = max(((got.pct_of_ceiling, row.short_name or row.name, run.mode)
-                for run in roofline_runs(eager, focus, costs)
-                for row, got in zip(run.kernels, costs[run.mode].achieved, strict=True)
-                if run.summary and row.iteration == run.summary.representative_iteration
-                and got is not None and got.pct_of_ceiling is not None), default=None)
+    """How close the kernels the roofline draws (`kernel_costs.roofline_runs`) come to their measured roofs: how
+    many pass theirs and by how much, else the closest one's percentage; the kernel named in the line under it,
+    the roofline's caption (`caption`, `kernel_costs.roofline_caption`) as its details."""
+    judged = sorted(((got.pct_of_ceiling, row.short_name or row.name, run.mode, got.roof)
+                     for run in roofline_runs(eager, focus, costs)
+                     for row, got in zip(run.kernels, costs[run.mode].achieved, strict=True)
+                     if run.summary and row.iteration == run.summary.representative_iteration
+                     and got is not None and got.pct_of_ceiling is not None), reverse=True)
     said = tuple(s[:1].upper() + s[1:] for s in sentences(caption))
-    if best is None:
+    if not judged:
         return Headline("No kernel shown has a measured ceiling", "", said)
-    pct, name, mode = best
-    short = name if len(name) <= 32 else f"{name[:31]}…"
-    where = "Above its measured ceiling" if pct > 100 else "Closest to its ceiling"
-    return Headline(f"{where}: {short} ({mode}), {pct:.0f}%", "", said)
-
+    pct, name, mode, roof = judged[0]
+    above = sum(1 for p, *_ in judged if p > 100)
+    if above:
+        many = "1 kernel beats its" if above == 1 else f"{above} kernels beat their"
+        return Headline(f"{many} measured roof, by up to {pct - 100:.0f}%",
+                        "A roof is the calibration's best rate: data left in cache can pass it.", said)
+    line = f"{name} of {mode}, against the {roof}."
+    if len(line) > MECHANISM_CHARS:
+        keep = MECHANISM_CHARS - len(line) + len(name) - 1
+        line = f"{name[:keep]}… of {mode}, against the {roof}."
+    return Headline(f"The closest kernel runs at {pct:.0f}% of its measured roof", line, said)

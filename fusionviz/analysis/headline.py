@@ -1,8 +1,8 @@
-"""The headline grammar: what every screen leads with. One headline a speaker can read aloud (WORDS words at
-most, its numbers rounded for reading), then at most one sentence of mechanism (MECHANISM_CHARS characters at
-most), then the details, folded away, which give the exact figures and their intervals. A detail never says a
-figure of the headline at another precision within its own sentence, and its exact figure rounds to the
-headline's (`times`).
+"""The headline grammar: what every screen leads with. One headline a speaker can read aloud (WORDS words and
+HEADLINE_CHARS characters at most: one line on a slide; its numbers rounded for reading), then at most one
+sentence of mechanism (MECHANISM_CHARS characters at most), then the details, folded away, which give the exact
+figures and their intervals. A detail never says a figure of the headline at another precision within its own
+sentence, and its exact figure rounds to the headline's (`times`).
 
 The builders of the session's headline are in `verdict`, of each view's in `captions` and the modules whose
 figures they word; `Report.headline` keeps the session's."""
@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 
 WORDS = 12  # a headline read aloud in about four seconds
+# one line at the headline's 42 px on a 1920-wide slide (about 95 characters of Source Sans), with room for wide ones
+HEADLINE_CHARS = 88
 # one line under the headline at a caption's size on a 1920-wide slide (issue 45's 24 px floor: ~110 characters
 # of Source Sans in the chart's width), with room for a talk's longer mode names
 MECHANISM_CHARS = 90
@@ -40,6 +42,9 @@ class Headline:
         found = []
         if word_count(self.text) > WORDS:
             found.append(f"{word_count(self.text)} words in the headline (at most {WORDS}): {self.text!r}")
+        if len(self.text) > HEADLINE_CHARS:
+            found.append(f"{len(self.text)} characters in the headline (at most {HEADLINE_CHARS}, one line on a "
+                         f"slide): {self.text!r}")
         if len(self.mechanism) > MECHANISM_CHARS:
             found.append(f"{len(self.mechanism)} characters of mechanism (at most {MECHANISM_CHARS}): "
                          f"{self.mechanism!r}")

@@ -3,7 +3,7 @@ total time with the distribution of their durations, and where each iteration's 
 waiting on the host, gaps between queued kernels).
 
 Plain Python over a run's kernel records, no pandas: `inspect` prints these without importing it (the app
-turns them into DataFrames with `as_frame`). Definitions are in the README (Definitions) and below.
+turns them into DataFrames with `as_frame`). Definitions are in docs/methodology.md (Definitions) and below.
 """
 
 from __future__ import annotations

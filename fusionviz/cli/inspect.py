@@ -135,7 +135,7 @@ def _idle_lines(run: dict[str, Any], unit: str) -> list[str]:
                Column("busy", ".0f", width=5, suffix="%")]
     rows = [(s["iteration"], s["span_us"], s["kernel_us"], s["host_wait_us"], s["between_kernels_us"],
              s["unattributed_us"], s["busy_pct"]) for s in run["idle"]]
-    lines = [f"  GPU time of each profiled {unit} (µs; busy = kernels over the profiled span; see the README's "
+    lines = [f"  GPU time of each profiled {unit} (µs; busy = kernels over the profiled span; see docs/methodology.md, "
              "Definitions):", *table(columns, rows, indent="  ")]
     if run["latency_ms"] and run["profiled_stretch"]:  # the header's busy is over a timed call, unslowed
         lines.append(f"  the profiled {unit}s ran {run['profiled_stretch']:.1f}x as long as a timed call (median): the "

@@ -5,7 +5,7 @@ crash; each mode is its own job, so a crash loses that mode only. Each call star
 state, so nothing leaks between configurations. Latency is measured apart from this, with every mode in
 interleaved rounds (`timing`).
 
-Method (the reasons are in the README's "Measuring right"):
+Method (the reasons are in docs/methodology.md, Capture and Timing):
 1. compiled modes: the first call is timed alone as compile time, with Inductor's cache hits and misses;
 2. warm-up until steady (at least `warmup_calls`, then until three single calls agree within 25%);
 3. profiling: `profile_iterations` steady iterations, each synchronised and marked by `prof.step()`,
