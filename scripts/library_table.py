@@ -16,7 +16,7 @@ from fusionviz.records.files import open_path
 def main(folder: Path) -> int:
     print("| file | KB | eager kernels | each compiled mode: kernels, speedup (p10–p90), verdict |")
     print("|---|---|---|---|")
-    for path in sorted(folder.glob("h200_*.json.gz")):
+    for path in sorted(folder.glob("h[0-9]*_*.json.gz")):
         session = open_path(path)
         if not session.runs:
             continue
