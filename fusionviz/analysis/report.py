@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from fusionviz.analysis.methodology import Methodology
     from fusionviz.analysis.op_costs import Cost
     from fusionviz.analysis.plan_diff import PlanDiff
+    from fusionviz.analysis.proposals import Proposal
     from fusionviz.analysis.source_view import SourceView
     from fusionviz.analysis.summary import Comparison
     from fusionviz.analysis.sweep import SweepReport
@@ -395,6 +396,17 @@ class Report:
 
         found = {r.mode: coverage(r, self.session) for r in self.session.runs if r.ok}
         return {mode: c for mode, c in found.items() if c is not None}
+
+    @cached_property
+    def proposals(self) -> list[Proposal]:
+        """The variants (and the advice, where no option does it) the session's diagnosis points to, each with
+        its evidence and what it expects to change (proposals.proposals)."""
+        from fusionviz.analysis.proposals import proposals
+
+        if self.session.source == "trace" or self.grid is not None or self.session.sweep is not None:
+            return []
+        separations = {mode: view.separations for mode, view in self.source_views.items()}
+        return proposals(self.session, self.bounds, self.coverage, separations)
 
     @cached_property
     def ladder(self) -> list[Step]:
