@@ -27,7 +27,7 @@ from torch._dynamo.utils import counters
 
 from fusionviz.errors import ConfigError, FusionvizError
 from fusionviz.measure.environment import available_host_bytes
-from fusionviz.measure.provenance import Collector, graph_nodes
+from fusionviz.measure.provenance import Collector, graph_nodes, no_fusion
 from fusionviz.measure.specs import spec_for
 from fusionviz.measure.vec_isa import probe_only_the_pick
 from fusionviz.measure.zoo import ModelSpec
@@ -71,7 +71,8 @@ def check_fits(config: RunConfig, spec: ModelSpec) -> None:
 class _CompileListener(logging.Handler):
     """Collects, while compiling, Inductor's generated code and provenance artifacts from the structured-trace
     logger (also on FX-cache hits), AOTAutograd's graphs, Inductor's reasons for skipping CUDA graphs (its
-    `cudagraphs` log) and Dynamo's and Inductor's warnings (autotune choices, rejected configs) as information."""
+    `cudagraphs` log), the fusions its scheduler refused (its `fusion` log) and Dynamo's and Inductor's warnings
+    (autotune choices, rejected configs) as information."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
@@ -94,6 +95,9 @@ class _CompileListener(logging.Handler):
             elif kind is not None and isinstance(payload, str):
                 frame = f"{metadata.get('frame_id', '')}/{metadata.get('frame_compile_id', '')}"
                 self.aot_graphs.append((AOT_GRAPHS[kind], frame, payload))
+            return
+        if record.name.endswith(".__fusion"):
+            self.provenance.refused(no_fusion(record))
             return
         if record.name.endswith("__cudagraphs") and "skipping cudagraph" in record.getMessage():
             self.cudagraph_skips.append((_skipped_graph(len(self.provenance.graphs) - 1), record.getMessage()[:500]))
@@ -121,7 +125,12 @@ def listening() -> Iterator[_CompileListener]:
     old_level, old_propagate = trace_log.level, trace_log.propagate
     trace_log.setLevel(logging.DEBUG)
     trace_log.propagate = False
-    loggers = [trace_log, logging.getLogger("torch._inductor"), logging.getLogger("torch._dynamo")]
+    # the scheduler's refused fusions (`provenance.no_fusion`): its `fusion` artifact log, off by default and not
+    # propagated, is switched on for the compile alone; what it logs changes no decision
+    fusion_log = logging.getLogger("torch._inductor.scheduler.__fusion")
+    fusion_level = fusion_log.level
+    fusion_log.setLevel(logging.DEBUG)
+    loggers = [trace_log, logging.getLogger("torch._inductor"), logging.getLogger("torch._dynamo"), fusion_log]
     for logger in loggers:
         logger.addHandler(listener)
     try:
@@ -134,6 +143,7 @@ def listening() -> Iterator[_CompileListener]:
             logger.removeHandler(listener)
         trace_log.setLevel(old_level)
         trace_log.propagate = old_propagate
+        fusion_log.setLevel(fusion_level)
 
 
 _KERNEL_DEF = re.compile(

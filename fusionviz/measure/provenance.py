@@ -7,6 +7,12 @@ but for the lines' files, named as this process loaded them (a cache hit replays
 Dynamo's captured graphs (`torch._dynamo.explain`'s) give each pre-grad node its module path and line
 (`graph_nodes`): the provenance records name nodes only.
 
+Why fusion stopped: while Inductor schedules a graph, its scheduler logs each fusion it refuses, with a reason, on
+the `fusion` artifact log (`WhyNoFuse`: "cannot fuse op1 with op4: no shared data"); the listener switches that
+log on for the compile alone (it changes no decision) and `no_fusion` keeps each refusal with the post-grad nodes,
+buffers and loop sizes of its two sides, read from the graph being lowered. A graph that hits the FX-graph cache is
+not scheduled again, so what its miss logged is kept beside Inductor's cache, under the graph's key (`remember`).
+
 Eager: `op_sources` profiles one more iteration of its own, in which each top-level torch call of the model is
 marked by a profiler range naming the module it ran in and the user's line that made it. The profiler's own
 Python stacks (`with_stack`, `with_modules`) cannot say either: they record function entries (`zoo.py(43):
@@ -21,6 +27,7 @@ import hashlib
 import inspect
 import json
 import linecache
+import logging
 import os
 import re
 import sys
@@ -29,12 +36,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import torch
 import torch._inductor.config
 from torch.overrides import TorchFunctionMode
 from torch.utils._config_module import ConfigModule
 
-from fusionviz.records.session import GraphCache, GraphNode, GraphProvenance, OpSource
+from fusionviz.records.session import GraphCache, GraphNode, GraphProvenance, NoFusion, OpSource
 from fusionviz.records.stacks import module_files, rebased
 from fusionviz.records.trace import parse_trace
 
@@ -66,16 +74,30 @@ def source_tag(model: torch.nn.Module) -> str:
     return "fusionviz-source-" + digest.hexdigest()[:16]
 
 
+MAX_NO_FUSION = 100  # refusals kept per compiled graph: Inductor asks again in each of its fusion rounds
+
+
 class Collector:
-    """Groups the structured-trace records of each compiled graph as they arrive: its generated module first,
-    then its two provenance artifacts, then the FX-graph cache's answer with the graph's key."""
+    """Groups the structured-trace records of each compiled graph as they arrive: the scheduler's refused
+    fusions while it schedules, then its generated module, then its two provenance artifacts, then the FX-graph
+    cache's answer with the graph's key."""
 
     def __init__(self) -> None:
         self.graphs: list[GraphProvenance] = []
+        self._refused: list[NoFusion] = []  # the graph being scheduled: its module has not come yet
+
+    def refused(self, found: NoFusion | None) -> None:
+        """A fusion the scheduler refused (`no_fusion`), each pair and reason once, at most MAX_NO_FUSION."""
+        if found is None or len(self._refused) >= MAX_NO_FUSION:
+            return
+        if any((r.node1, r.node2, r.text) == (found.node1, found.node2, found.text) for r in self._refused):
+            return
+        self._refused.append(found)
 
     def generated(self, output_code: int) -> None:
         """A graph's generated module arrived, as `output_code` in the listener's list: a new graph begins."""
-        self.graphs.append(GraphProvenance(output_code=output_code))
+        self.graphs.append(GraphProvenance(output_code=output_code, no_fusion=self._refused))
+        self._refused = []
 
     def artifact(self, name: str, payload: Any) -> None:
         field = {NODE_MAPPINGS: "node_mappings", STACK_TRACES: "stack_traces"}.get(name)
@@ -92,8 +114,86 @@ class Collector:
             graph.cache = _CACHE_ANSWERS[name]
             with contextlib.suppress(ValueError, AttributeError):
                 graph.graph_key = str(json.loads(payload).get("key") or "")
+            if graph.graph_key and graph.cache == "miss":
+                remember(graph.graph_key, graph.no_fusion)
+            elif graph.graph_key and graph.cache == "hit" and not graph.no_fusion:
+                graph.no_fusion = recalled(graph.graph_key)
         else:
             setattr(graph, field, payload)
+
+
+_NO_FUSION = msgspec.json.Decoder(list[NoFusion])
+
+
+def _remembered(key: str) -> Path:
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    return Path(cache_dir()) / "fusionviz_no_fusion" / (re.sub(r"[^\w.-]", "_", key)[:200] + ".json")
+
+
+def remember(key: str, refused: list[NoFusion]) -> None:
+    """Keep a graph's refused fusions beside Inductor's cache under the graph's FX-graph key, for a later hit
+    (which replays the generated code, not the scheduling). A cache that cannot be written keeps none."""
+    with contextlib.suppress(OSError):
+        path = _remembered(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(msgspec.json.encode(refused))
+        os.replace(temporary, path)
+
+
+def recalled(key: str) -> list[NoFusion]:
+    """The refused fusions a miss of the graph `key` logged (`remember`); none where none were kept."""
+    try:
+        return _NO_FUSION.decode(_remembered(key).read_bytes())[:MAX_NO_FUSION]
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return []
+
+
+def no_fusion(record: logging.LogRecord) -> NoFusion | None:
+    """A record of Inductor's `fusion` log as a refused fusion, where it is one (a `WhyNoFuse`: the other
+    messages, rounds and candidates, are None), with each side's post-grad nodes, buffers and loop sizes read
+    from the graph being scheduled (`V.graph`), each empty where Inductor does not have it as expected."""
+    why = record.msg
+    name1, name2, reason = (getattr(why, a, None) for a in ("name1", "name2", "reason"))
+    if not (isinstance(name1, str) and isinstance(name2, str) and isinstance(reason, str)):
+        return None
+    try:
+        text = str(why).removeprefix(f"cannot fuse {name1} with {name2}: ")
+    except (TypeError, ValueError):
+        text = reason
+    sides = [_side(name1), _side(name2)]
+    return NoFusion(node1=name1, node2=name2, reason=reason[:300], text=text[:300],
+                    post_grad1=sides[0][0], buffers1=sides[0][1], loops1=sides[0][2],
+                    post_grad2=sides[1][0], buffers2=sides[1][1], loops2=sides[1][2])
+
+
+def _side(name: str) -> tuple[list[str], list[str], list[str]]:
+    """A scheduler node's post-grad nodes, buffers and loop sizes, from the operations its name joins."""
+    from torch._inductor.virtualized import V
+
+    try:
+        table = V.graph.name_to_op
+    except (AttributeError, AssertionError, TypeError):
+        return [], [], []
+    ops: list[Any] = []
+    part = ""
+    for token in name.split("_"):  # an operation's own name may hold "_" (a subgraph's `subgraph_op0`)
+        part = f"{part}_{token}" if part else token
+        if part in table:
+            ops.append(table[part])
+            part = ""
+    post_grad = list(dict.fromkeys(str(o.name) for op in ops for o in getattr(op, "origins", ()) or ()
+                                   if hasattr(o, "name")))
+    buffers, loops = [], []
+    for op in ops:
+        with contextlib.suppress(AttributeError, TypeError, NotImplementedError, AssertionError):
+            buffers += [str(b.get_name()) for b in op.get_outputs()]
+        with contextlib.suppress(AttributeError, TypeError, NotImplementedError, AssertionError):
+            size = "×".join(str(s) for s in op.get_size()) or "1"
+            reduced = "×".join(str(s) for s in op.get_reduction_size())
+            loops.append(f"{size} ÷ {reduced}" if reduced else size)
+    return sorted(post_grad), list(dict.fromkeys(buffers)), list(dict.fromkeys(loops))
 
 
 def this_process_paths(stack_traces: str) -> str:

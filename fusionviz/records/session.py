@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and th
 #    modules and source lines (`ModeRun.op_sources`); older sessions hold none, and their links come from names.
 # Fields added with a default need no new version (an older file reads them as their default): `host_rounds`,
 # `dram_counters`, and each mode's memory, CUDA-graph coverage and AOT graphs (`ModeRun.memory`, `cuda_graphs`,
-# `aot_graphs`).
+# `aot_graphs`), and the fusions Inductor's scheduler refused (`GraphProvenance.no_fusion`).
 SCHEMA_VERSION = 3
 SESSION_KIND = "fusionviz.session"
 
@@ -172,6 +172,27 @@ class TraceSummary:
 
 
 @dataclass
+class NoFusion:
+    """A fusion Inductor's scheduler refused, as it logged it (`WhyNoFuse` on the `fusion` artifact log: "cannot
+    fuse op1 with op4: no shared data"), once per pair and reason. `node1` and `node2` are its scheduler nodes'
+    names (`op4`; a node fused already joins its operations' names, `op2_op3`); `post_grad1` and `post_grad2` the
+    post-grad nodes their operations came from (as `GraphProvenance.node_mappings` names them), `buffers1` and
+    `buffers2` the buffers they write (`buf4`, as the generated code names them), `loops1` and `loops2` their
+    loop sizes ("8×32", a reduction's "8 ÷ 32": 8 outputs of 32 reduced each), where Inductor had them."""
+
+    node1: str
+    node2: str
+    reason: str  # Inductor's reason before its values are filled in ("device mismatch (%s vs %s)")
+    text: str  # the reason as logged, values filled in
+    post_grad1: list[str] = field(default_factory=list)
+    post_grad2: list[str] = field(default_factory=list)
+    buffers1: list[str] = field(default_factory=list)
+    buffers2: list[str] = field(default_factory=list)
+    loops1: list[str] = field(default_factory=list)
+    loops2: list[str] = field(default_factory=list)
+
+
+@dataclass
 class GraphProvenance:
     """Inductor's provenance artifacts for one compiled graph (a forward, or a train pass's backward), kept as
     it emitted them on the structured-trace logger (`provenance_tracking_level = 1`); read in `analysis.provenance`.
@@ -188,6 +209,8 @@ class GraphProvenance:
     node_mappings: str = ""
     stack_traces: str = ""
     cache: GraphCache = ""  # the FX-graph cache's answer for this graph; "" where it gave none
+    # the fusions Inductor's scheduler refused while compiling this graph, with its reasons (its `fusion` log)
+    no_fusion: list[NoFusion] = field(default_factory=list)
 
 
 @dataclass
