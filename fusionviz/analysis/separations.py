@@ -4,7 +4,8 @@ Walking the pre-grad nodes of the forward in Dynamo's order, two neighbours that
 kernel computes both were kept apart. What separated them is read off the records: a graph break (they are in
 different Dynamo graphs), a library call Inductor makes as is (`extern_kernels.mm`, a convolution), a GEMM
 template, a fallback op or an opaque custom op (`torch.ops.<ns>.<op>`), a reduction whose result more than one
-kernel reads, or an index computed from data (`argmax` feeding `index`).
+kernel reads, or an index computed from data (`argmax` feeding `index`). Where Inductor's scheduler said why it
+refused a fusion across the boundary, its words are added beside (`no_fusion.explained`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Separation:
     after_kernels: tuple[str, ...]
     reason: Reason
     detail: str  # one sentence for the user
+    inductor: tuple[str, ...] = ()  # Inductor's own reasons, where its scheduler logged one (`no_fusion`)
 
 
 def separations(nodes: list[GraphNode], kernels: list[KernelProvenance], breaks: list[GraphBreak]

@@ -1,6 +1,7 @@
 """The user's forward line by line: the eager kernels each line launched (count, µs) and the compiled kernels
 it ended in, the three-way map tlparse draws at compile time, here with measured time on it; and, between
-lines whose ops ended in different kernels, what separated them (`separations`). No torch, no plotly."""
+lines whose ops ended in different kernels, what separated them (`separations`), with Inductor's own reason where
+its scheduler gave one (`no_fusion`). No torch, no plotly."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
+from fusionviz.analysis.no_fusion import explained, refusals
 from fusionviz.analysis.provenance import compiled_graphs, iteration_lines, iteration_sources
 from fusionviz.analysis.separations import Separation, separations
 from fusionviz.records.session import ModeRun
@@ -66,7 +68,8 @@ def source_view(eager: ModeRun, compiled: ModeRun | None) -> SourceView:
                 code.setdefault(n.source, n.code)
         kernel_lines = {ci: lines for ci, lines in enumerate(iteration_lines(compiled)) if lines}
         kernels = [k for g in compiled_graphs(compiled) for k in g.kernels.values()]
-        found = separations(compiled.graph_nodes, kernels, compiled.graph_breaks)
+        found = explained(separations(compiled.graph_nodes, kernels, compiled.graph_breaks),
+                          refusals(compiled, kernels))
     ck = iteration_kernels(compiled) if compiled is not None else None
     sources = sorted(set(eager_rows) | {s for ls in kernel_lines.values() for s in ls}, key=_order)
     rows = []

@@ -110,13 +110,13 @@ def _compiled_traces(fig: go.Figure, view: SourceView, compiled: ModeRun, ys: di
 
 def _separation_marks(fig: go.Figure, view: SourceView, ys: dict[str, int], slots: int) -> None:
     """A ✂ right of the kernels on each line whose op was kept apart from the one before it: why, counted (the
-    hover says it in full)."""
+    hover says it in full, with Inductor's own reason where its scheduler gave one)."""
     by_line: dict[str, Counter[str]] = {}
     details: dict[str, list[str]] = {}
     for sep in view.separations:
         if sep.after.source in ys:
             by_line.setdefault(sep.after.source, Counter())[sep.reason] += 1
-            details.setdefault(sep.after.source, []).append(sep.detail)
+            details.setdefault(sep.after.source, []).append(sep.detail + "".join(f"<br>  {w}" for w in sep.inductor))
     for source, reasons in by_line.items():
         text = "✂ " + ", ".join(f"{r} ×{n}" if n > 1 else r for r, n in reasons.items())
         fig.add_annotation(x=slots - 0.4, xref="x2", y=ys[source], yref="y2", text=text, showarrow=False,

@@ -4,7 +4,7 @@ torch (that would cost seconds), and pipes: plain text with no progress or colou
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from fusionviz.cli.reporter import Column, json_text, table, write
@@ -115,6 +115,21 @@ def inspect_lines(report: dict[str, Any], all_kernels: bool) -> list[str]:
                          "--all lists them)")
         lines += _top_lines(run, "the whole trace" if whole else f"{run['iterations']} {unit}s")
         lines += _idle_lines(run, unit)
+        lines += _separation_lines(run)
+    return lines
+
+
+def _separation_lines(run: dict[str, Any]) -> list[str]:
+    """Where the run's fusion stopped (the source view's ✂), with Inductor's own reasons under each."""
+    found = run.get("separations") or []
+    if not found:
+        return []
+    lines = ["  where fusion stopped between neighbouring source ops (✂):"]
+    for s in found:
+        before, after = (f"{PurePath(n['source'].rpartition(':')[0]).name}:{n['source'].rpartition(':')[2]} "
+                         f"{n['op']}" if n["source"] else n["op"] for n in (s["before"], s["after"]))
+        lines.append(f"    {before} | {after}: {s['reason']}: {s['detail']}")
+        lines += [f"      {words}" for words in s["inductor"]]
     return lines
 
 

@@ -62,6 +62,9 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
     A plain trace's kernel carries the user's lines its stack traces give (`source_lines`, ["file:line"]; []
     where the trace wrote none: `KernelRow.source_lines`).
 
+    Where fusion stopped (`separations`, per compiled run): each boundary between neighbouring source ops, its
+    `reason` and `detail`, and Inductor's own reasons in words (`inductor`) where its scheduler gave some.
+
     Memory (`memory.memory_fields`): each run's `memory`, measured in a fresh process of its own ({"method":
     "cuda_allocator" or "profiler_memory_events", "inputs_bytes", "held_bytes", "peak_allocated_bytes",
     "peak_reserved_bytes", "pool_bytes", "graph_pool_bytes", "peak_bytes", "process", "saved", "recomputed",
@@ -94,7 +97,8 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
                                                    "profiled_stretch": report.stretch.get(r.mode),
                                                    "bound": bound_fields(report.bounds.get(r.mode)),
                                                    "memory": memory_fields(report.memory.get(r.mode)),
-                                                   "cuda_graphs": coverage_fields(report.coverage.get(r.mode))}
+                                                   "cuda_graphs": coverage_fields(report.coverage.get(r.mode)),
+                                                   "separations": _separation_report(report, r.mode)}
                  for r in session.runs],
         "ceilings": None if session.ceilings is None else {"copy_gbps": session.ceilings.copy_gbps,
                                                            "matmul_tflops": dict(session.ceilings.matmul_tflops)},
@@ -103,6 +107,20 @@ def inspect_report(report: Report, name: str, top: int | None = TOP_KERNELS) -> 
         inspected["cells"] = _cells(report)
         inspected["crossover"] = grid.sentence
     return inspected
+
+
+def _separation_report(report: Report, mode: str) -> list[dict[str, Any]]:
+    """Where the compiled mode's fusion stopped between neighbouring source ops (`separations`, the source view's
+    ✂): {"before", "after"} ({"source", "op", "module"}), its `reason` and `detail`, and `inductor`, the words of
+    Inductor's own reasons where its scheduler gave some (`no_fusion`); [] for eager and a plain trace."""
+    if report.session.source == "trace" or mode == "eager":
+        return []  # a plain trace's inspect touches neither pandas nor the fusion links
+    view = report.source_views.get(mode)
+    if view is None:
+        return []
+    return [{"before": {"source": s.before.source, "op": s.before.op, "module": s.before.module},
+             "after": {"source": s.after.source, "op": s.after.op, "module": s.after.module},
+             "reason": s.reason, "detail": s.detail, "inductor": list(s.inductor)} for s in view.separations]
 
 
 def job_inspect_report(job: Job, top: int | None = TOP_KERNELS) -> dict[str, Any]:
