@@ -39,6 +39,10 @@ OWN = "your own model…"
 MODELS = available_models()  # the zoo, then each real model whose library is installed here
 AT_DESK = ChartSettings()  # the desk's report is drawn at these in either mode (hidden while presenting)
 PRESENTING = ChartSettings.presentation()  # and the presentation's view at these (hidden at the desk)
+# The widgets set to a session's configuration (`on_screen.prefill`, a proposal's re-run), and the values each offers
+WIDGETS: dict[str, list[object]] = {"model": list(MODELS), "dim": list(DIMS), "batch": list(BATCHES),
+                                    "dtype": list(DTYPES), "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)}
+REAL = [name for name, info in MODELS.items() if info.real]
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
             "modes": ["default"], "variants": ""}
 
@@ -99,7 +103,8 @@ def measure_widgets() -> tuple[RunConfig, bool]:
         st.error(problem)
     clicked = st.button("Run", type="primary", key="run", width="stretch", on_click=on_screen.show_live,
                         disabled=problem is not None or refused)
-    return config, clicked
+    asked = state.take_lab_run()  # a proposal's "Re-run with" presses Run (ui/lab.py's "Try the fix")
+    return config, clicked or (asked and problem is None and not refused)
 
 
 def variant_widget() -> tuple[tuple[str, ...], bool]:
@@ -157,10 +162,7 @@ with st.sidebar:
         st.markdown("  \n".join(on_screen.configuration_lines(shown.session)))
         if shown.session.grid is not None:
             grid, shown = shown.session, on_screen.grid_cell(shown)
-        on_screen.prefill(shown.session, f"{shown.origin}|{shown.name}|{shown.session.label}",
-                          {"model": list(MODELS), "dim": DIMS, "batch": BATCHES, "dtype": list(DTYPES),
-                           "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)},
-                          real=[name for name, info in MODELS.items() if info.real])
+        on_screen.prefill(shown.session, f"{shown.origin}|{shown.name}|{shown.session.label}", WIDGETS, REAL)
     measuring = st.container()
 
 # The measuring widgets' device list waits for the worker's first answer, which a freshly started server has not
@@ -201,7 +203,8 @@ else:
         if grid is not None:
             lab.show_grid(analyse(grid), AT_DESK)
             st.subheader(f"Cell: dim {shown.session.config.dim} × batch {shown.session.config.batch}")
-        lab.show_top(report, AT_DESK, live=shown.origin == "live")
+        rerun = on_screen.rerunner(shown.session, WIDGETS, REAL, devices_known=warm.devices_known())
+        lab.show_top(report, AT_DESK, live=shown.origin == "live", rerun=rerun)
         if top_first:
             ask_for_the_rest("lab")
         else:

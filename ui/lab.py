@@ -234,13 +234,38 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
     st.caption(plain(methodology.note))
 
 
-def show_top(report: Report, settings: ChartSettings, *, live: bool = False) -> None:
+def show_proposals(report: Report, rerun: Callable[[str], None] | None) -> None:
+    """"Try the fix": each proposal of the session's diagnosis (`Report.proposals`) on one line, diagnosis → what
+    it expects; a variant's with a button that re-runs the session's configuration with it added to the modes
+    (`rerun`, `on_screen.rerun_with`) where the session can be measured here, else the line names the variant to
+    try where it was recorded. Advice (no option does it) has no button."""
+    found = report.proposals
+    if not found:
+        return
+    st.markdown("**Try the fix**")
+    for i, proposal in enumerate(found):
+        line = f"{plain(proposal.diagnosis)} → {plain(proposal.expects)}"
+        if proposal.variant is None:
+            st.markdown(f"Advice: {line}")
+        elif rerun is None:
+            st.markdown(f"Try **{plain(proposal.variant)}**: {line} (This session's device is not on this "
+                        "machine: add the variant to its modes where it was recorded.)")
+        else:
+            text, button = st.columns([5, 1], vertical_alignment="center")
+            text.markdown(f"**{plain(proposal.variant)}**: {line}")
+            button.button(f"Re-run with {plain(proposal.variant)}", key=f"propose_{i}", on_click=rerun,
+                          args=(proposal.variant,), width="stretch")
+
+
+def show_top(report: Report, settings: ChartSettings, *, live: bool = False,
+             rerun: Callable[[str], None] | None = None) -> None:
     """The top of one session's sections: its headline (what a speaker reads aloud, its mechanism on one line, the
     verdict's exact figures folded away), its metrics and its two charts (`show_rest` draws the others). What
     could have skewed the timing is a warning for a `live` run (this machine, now), and a small note under the
     headline for a recorded one: a visitor read two yellow boxes about how the library was recorded as a problem
-    of their own. Its tables have no presentation form: the lab's presentation mode draws other views
-    (`present`)."""
+    of their own. Under the headline, what to try next (`show_proposals`: `rerun` re-runs the session with a
+    variant, None where it cannot be measured here). Its tables have no presentation form: the lab's presentation
+    mode draws other views (`present`)."""
     session = report.session
     if live:
         for line in report.warnings:
@@ -249,6 +274,7 @@ def show_top(report: Report, settings: ChartSettings, *, live: bool = False) -> 
     if report.warnings and not live:
         st.caption("Recorded with the machine not quiet: " + " ".join(plain(line) for line in report.warnings))
     sections.show_run_problems(session, not_applicable=False)  # the verdict names the modes that do not apply
+    show_proposals(report, rerun)
     show_metrics(report)
     stamp = sections.stamp_of(report)
     left, right = st.columns(2)

@@ -4,7 +4,8 @@ account of its configuration; and the measuring widgets set to that configuratio
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,6 +16,7 @@ from fusionviz.analysis.report import analyse
 from fusionviz.errors import FusionvizError
 from fusionviz.records.config import COMPILED_MODES
 from fusionviz.records.session import Session
+from fusionviz.records.variants import is_variant
 from ui import backend, state
 from ui.text import plain
 
@@ -112,6 +114,13 @@ def prefill(session: Session, identity: str, options: Mapping[str, Sequence[obje
     sequence, and a `real` model's width and depth) go to its own widgets."""
     if not state.first_prefill(identity):
         return
+    state.set_widgets(widget_values(session, options, real))
+
+
+def widget_values(session: Session, options: Mapping[str, Sequence[object]],
+                  real: Collection[str] = ()) -> dict[str, object]:
+    """The measuring widgets' values (by their keys) for the configuration of `session`, each where the widget
+    offers it (`options`: the values each widget offers, by key)."""
     c = session.config
     values: dict[str, object] = {"model": c.model, "dim": c.dim, "batch": c.batch, "dtype": c.dtype,
                                  "pass": c.pass_, "dynamic": str(c.dynamic).lower()}
@@ -119,7 +128,39 @@ def prefill(session: Session, identity: str, options: Mapping[str, Sequence[obje
     if c.model in options.get("model", []):
         own = {"seq": c.seq, "layers": c.layers, **({"dim": c.dim} if c.model in real else {})}
         offered |= {state.model_key(setting, c.model): value for setting, value in own.items() if value is not None}
-    state.set_widgets(offered)
+    return offered
+
+
+def rerunner(session: Session, options: Mapping[str, Sequence[object]], real: Collection[str], *,
+             devices_known: bool) -> Callable[[str], None] | None:
+    """A proposal's button's callback for `session` (`rerun_with`, given the mode to add), or None where the
+    session cannot be measured again here: a plain trace, a grid or a sweep, a model or a size the widgets do
+    not offer, or a device this machine does not have (only the CPU is known before the worker has answered,
+    `devices_known`)."""
+    if session.source == "trace" or session.grid is not None or session.sweep is not None:
+        return None
+    c = session.config
+    values = widget_values(session, options, real)
+    needed = {"model", "batch", "dtype", "pass", "dynamic"} | ({"dim"} if c.model not in real else set())
+    if not needed <= set(values):
+        return None
+    devices = {d.device for d in backend.devices_or_cpu()} if devices_known else {"cpu"}
+    if c.device not in devices:
+        return None
+    return functools.partial(rerun_with, session, options, real)
+
+
+def rerun_with(session: Session, options: Mapping[str, Sequence[object]], real: Collection[str], mode: str) -> None:
+    """Set the measuring widgets to `session`'s configuration with `mode` added to its modes (a variant goes in the
+    variant box, a plain mode in the mode picker) and press Run (a button's callback: before the widgets are
+    drawn); what the run makes is shown (`show_live`)."""
+    c = session.config
+    modes = list(dict.fromkeys((*c.modes, mode)))
+    state.set_widgets(widget_values(session, options, real) | {
+        "device": c.device, "modes": [m for m in modes if m != "eager" and not is_variant(m)],
+        "variants": ", ".join(m for m in modes if is_variant(m))})
+    show_live()
+    state.ask_lab_run()
 
 
 def grid_cell(shown: Shown) -> Shown:

@@ -200,6 +200,16 @@ def first_prefill(identity: str) -> bool:
     return True
 
 
+def ask_lab_run() -> None:
+    """Press the lab's Run on the next run of the page (a proposal's "Re-run with", `on_screen.rerun_with`)."""
+    st.session_state["lab_run_asked"] = True
+
+
+def take_lab_run() -> bool:
+    """Whether a lab run was asked for since the measuring widgets were last drawn (`ask_lab_run`); once."""
+    return bool(st.session_state.pop("lab_run_asked", False))
+
+
 def lab_cell() -> Any:
     """The crossover grid's cell picked, (dim, batch), if any."""
     return st.session_state.get(LAB_CELL)
