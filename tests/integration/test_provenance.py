@@ -10,7 +10,8 @@ import pytest
 
 from fusionviz.analysis.kernel_tables import iteration_kernels
 from fusionviz.analysis.links import run_links
-from fusionviz.analysis.provenance import iteration_provenance, iteration_sources, kernel_provenance
+from fusionviz.analysis.no_fusion import plain_words, refusals
+from fusionviz.analysis.provenance import compiled_graphs, iteration_provenance, iteration_sources, kernel_provenance
 from fusionviz.analysis.source_view import source_view
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
@@ -188,3 +189,34 @@ def test_a_model_file_that_moved_a_line_gets_its_new_line_not_the_cached_one(
                       run.compile.cache))
     line = next(i + 1 for i, text in enumerate(file.read_text().splitlines()) if "torch.sigmoid" in text)
     assert found == [({line - 2}, "cold"), ({line}, "cold")]
+
+
+@pytest.fixture(scope="module")
+def branching_twice(tmp_path_factory: pytest.TempPathFactory) -> tuple[Session, Session]:
+    """branching compiled twice in a worker with an empty Inductor cache: a miss, then a hit."""
+    with Worker(cache_dir=str(tmp_path_factory.mktemp("inductor"))) as worker:
+        return run_session(small("branching"), worker=worker), run_session(small("branching"), worker=worker)
+
+
+def test_the_scheduler_says_why_the_softmax_and_the_column_mean_did_not_fuse(
+        branching_twice: tuple[Session, Session]) -> None:
+    cold, warm = (s.run("default") for s in branching_twice)
+    ((graph, refused),) = [(g, g.no_fusion) for g in cold.provenance]
+    for r in refused:
+        print(f"{r.node1} | {r.node2}: {r.text} ({', '.join(r.loops1)} vs {', '.join(r.loops2)}) -> {plain_words(r)}")
+    # the mean over the batch (1×32 reducing 8) shares nothing with softmax's row max (8×1 reducing 32)
+    amax, mean = (next(r for r in refused if r.reason == "no shared data" and node in r.post_grad1
+                       and other in r.post_grad2) for node, other in (("amax", "mean"), ("mean", "div")))
+    assert amax.loops1 == ["8×1 ÷ 32"] and amax.loops2 == ["1×32 ÷ 8"] and amax.buffers2 == ["buf4"]
+    assert plain_words(amax) == ("Inductor: the two loops share no data (8×1 reducing 32 vs 1×32 reducing 8): "
+                                 "fusing them would save no memory traffic")
+    assert mean.loops2 == ["8×32"]
+    assert any(r.reason == "intermediate nodes between node1 & node2" for r in refused)
+    assert graph.cache == "miss" and [g.cache for g in warm.provenance] == ["hit"]
+    assert warm.provenance[0].no_fusion == refused  # the hit replays no scheduling: what the miss logged is kept
+    # the C++ backend writes the loops it was refused to fuse into one kernel function all the same: on the CPU
+    # no refusal lies across a boundary, and the ✂ (each side of the GEMMs) keep their category alone
+    kernels = [k for g in compiled_graphs(cold) for k in g.kernels.values()]
+    assert refusals(cold, kernels) == []
+    view = source_view(branching_twice[0].run("eager"), cold)
+    assert [(s.reason, s.inductor) for s in view.separations] == [("library call", ())] * 2
