@@ -35,12 +35,13 @@ from ui.page import ask_for_the_rest, setup_page, top_only
 EXAMPLE = RunConfig(model="linear_ln_gelu", dim=64, batch=32, modes=("eager", "default"), threads=default_threads())
 DIMS = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 BATCHES = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 4096]
-OWN = "your own model…"
+OWN = backend.OWN_MODEL
 MODELS = available_models()  # the zoo, then each real model whose library is installed here
 AT_DESK = ChartSettings()  # the desk's report is drawn at these in either mode (hidden while presenting)
 PRESENTING = ChartSettings.presentation()  # and the presentation's view at these (hidden at the desk)
 # The widgets set to a session's configuration (`on_screen.prefill`, a proposal's re-run), and the values each offers
-WIDGETS: dict[str, list[object]] = {"model": list(MODELS), "dim": list(DIMS), "batch": list(BATCHES),
+PICKED = [*MODELS, *([OWN] if backend.own_models_allowed() else [])]  # the model picker's entries
+WIDGETS: dict[str, list[object]] = {"model": list(PICKED), "dim": list(DIMS), "batch": list(BATCHES),
                                     "dtype": list(DTYPES), "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)}
 REAL = [name for name, info in MODELS.items() if info.real]
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
@@ -58,8 +59,7 @@ def measure_widgets() -> tuple[RunConfig, bool]:
     """The configuration widgets; nothing runs until Run is pressed."""
     state.default_widgets(DEFAULTS)
     st.header("Measure on this machine")
-    models = list(MODELS) + ([OWN] if backend.own_models_allowed() else [])
-    model = st.selectbox("Model", models, key="model")
+    model = st.selectbox("Model", PICKED, key="model")
     if model == OWN:
         model = st.text_input("Your model: package.module:factory", key="own_model",
                               help="factory(dim, batch, seq) returns (module, inputs); the worker imports it")

@@ -146,6 +146,9 @@ def follow(slot: str) -> Finished | None:
     return Finished(ticket.key, took)
 
 
+OWN_MODEL = "your own model…"  # the lab's model picker's entry for a user's package.module:factory
+
+
 def own_models_allowed() -> bool:
     """Whether the lab may offer a user's own model (`package.module:factory`): the worker imports and runs
     it, so only an operator turns it on, with FUSIONVIZ_ALLOW_OWN_MODELS=1."""

@@ -235,26 +235,30 @@ def show_methodology(report: Report, settings: ChartSettings) -> None:
 
 
 def show_proposals(report: Report, rerun: Callable[[str], None] | None) -> None:
-    """"Try the fix": each proposal of the session's diagnosis (`Report.proposals`) on one line, diagnosis → what
-    it expects; a variant's with a button that re-runs the session's configuration with it added to the modes
-    (`rerun`, `on_screen.rerun_with`) where the session can be measured here, else the line names the variant to
-    try where it was recorded. Advice (no option does it) has no button."""
+    """"Try the fix", folded under the headline: each proposal of the session's diagnosis (`Report.proposals`), what
+    it expects in one line and its evidence under it; a variant's with a button that re-runs the session's
+    configuration with it added to the modes (`rerun`, `on_screen.rerun_with`) where the session can be measured
+    here, else the line says to add it where the session was recorded. Advice (no option does it) has no button."""
     found = report.proposals
     if not found:
         return
-    st.markdown("**Try the fix**")
-    for i, proposal in enumerate(found):
-        line = f"{plain(proposal.diagnosis)} → {plain(proposal.expects)}"
-        if proposal.variant is None:
-            st.markdown(f"Advice: {line}")
-        elif rerun is None:
-            st.markdown(f"Try **{plain(proposal.variant)}**: {line} (This session's device is not on this "
-                        "machine: add the variant to its modes where it was recorded.)")
-        else:
-            text, button = st.columns([5, 1], vertical_alignment="center")
-            text.markdown(f"**{plain(proposal.variant)}**: {line}")
-            button.button(f"Re-run with {plain(proposal.variant)}", key=f"propose_{i}", on_click=rerun,
-                          args=(proposal.variant,), width="stretch")
+    variants = sum(1 for p in found if p.variant)
+    said = [f"{variants} variant{'s' if variants != 1 else ''} to re-run" if variants else "",
+            f"{len(found) - variants} piece{'s' if len(found) - variants != 1 else ''} of advice"
+            if len(found) > variants else ""]
+    with st.expander("Try the fix: " + ", ".join(w for w in said if w)):
+        for i, proposal in enumerate(found):
+            if proposal.variant is None:
+                st.markdown(f"**Advice**: {plain(proposal.expects)}")
+            elif rerun is None:
+                st.markdown(f"**{plain(proposal.variant)}**: {plain(proposal.expects)} (recorded on a device not "
+                            "on this machine: add the variant to its modes where it was recorded)")
+            else:
+                text, button = st.columns([5, 1], vertical_alignment="center")
+                text.markdown(f"**{plain(proposal.variant)}**: {plain(proposal.expects)}")
+                button.button(f"Re-run with {plain(proposal.variant)}", key=f"propose_{i}", on_click=rerun,
+                              args=(proposal.variant,), width="stretch")
+            st.caption(plain(proposal.diagnosis))
 
 
 def show_top(report: Report, settings: ChartSettings, *, live: bool = False,

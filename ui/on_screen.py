@@ -14,6 +14,7 @@ import streamlit as st
 from fusionviz.analysis.grid import cell_session
 from fusionviz.analysis.report import analyse
 from fusionviz.errors import FusionvizError
+from fusionviz.measure.catalog import is_own_model
 from fusionviz.records.config import COMPILED_MODES
 from fusionviz.records.session import Session
 from fusionviz.records.variants import is_variant
@@ -125,6 +126,8 @@ def widget_values(session: Session, options: Mapping[str, Sequence[object]],
     values: dict[str, object] = {"model": c.model, "dim": c.dim, "batch": c.batch, "dtype": c.dtype,
                                  "pass": c.pass_, "dynamic": str(c.dynamic).lower()}
     offered = {key: value for key, value in values.items() if value in options.get(key, [])}
+    if is_own_model(c.model) and backend.OWN_MODEL in options.get("model", []):  # where the operator allows it
+        offered |= {"model": backend.OWN_MODEL, "own_model": c.model}
     if c.model in options.get("model", []):
         own = {"seq": c.seq, "layers": c.layers, **({"dim": c.dim} if c.model in real else {})}
         offered |= {state.model_key(setting, c.model): value for setting, value in own.items() if value is not None}

@@ -26,7 +26,16 @@ def sessions_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def test_the_proposal_of_capture_scalar_outputs_reruns_graph_break_with_it() -> None:
+def proposals_on_screen(at: AppTest) -> tuple[str, list[str]]:
+    """The "Try the fix" fold's label and its lines ("" and [] where there is none)."""
+    fold = next((e for e in at.main.expander if unescaped(e.label).startswith("Try the fix")), None)
+    if fold is None:
+        return "", []
+    return unescaped(fold.label), [unescaped(m.value) for m in fold.markdown]
+
+
+def test_a_break_at_an_item_that_decides_a_branch_is_advice_without_a_button() -> None:
+    """graph_break's `.item()` decides an `if`: capture_scalar_outputs alone would move the break, not remove it."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.sidebar.selectbox(key="model").set_value("graph_break")
     at.sidebar.select_slider(key="dim").set_value(32)
@@ -34,23 +43,39 @@ def test_the_proposal_of_capture_scalar_outputs_reruns_graph_break_with_it() -> 
     at.sidebar.multiselect(key="modes").set_value(["default"]).run()
     at.sidebar.button(key="run").click().run()
     no_errors(at)
-    said = [unescaped(m.value) for m in at.main.markdown]
-    assert "**Try the fix**" in said
-    line = next(s for s in said if s.startswith(f"**{CAPTURED}**"))
-    print(f"\nthe proposal on screen: {line}")
-    assert "Dynamo broke at a tensor's `.item()`" in line and "moves from `.item()` to the branch" in line
+    label, lines = proposals_on_screen(at)
+    print(f"\n{label}: {lines}")
+    assert label == "Try the fix: 1 piece of advice"
+    assert lines[0].startswith("**Advice**: no option alone does this") and "torch.where" in lines[0]
+    assert not [b for b in at.main.button if unescaped(b.label).startswith("Re-run with")]
+
+
+def test_the_proposal_of_capture_scalar_outputs_reruns_the_model_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model whose `.item()` feeds arithmetic (tests/models_for_tests.py, run as a user's own model): its break
+    gets the variant, one click re-runs with it, and the session then holds it, compiled as one graph."""
+    monkeypatch.setenv("FUSIONVIZ_ALLOW_OWN_MODELS", "1")
+    own = "tests.models_for_tests:scalar_scale"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.selectbox(key="model").set_value("your own model…").run()
+    at.sidebar.text_input(key="own_model").set_value(own)
+    at.sidebar.select_slider(key="dim").set_value(32)
+    at.sidebar.select_slider(key="batch").set_value(8)
+    at.sidebar.multiselect(key="modes").set_value(["default"]).run()
+    at.sidebar.button(key="run").click().run()
+    no_errors(at)
+    label, lines = proposals_on_screen(at)
+    print(f"\n{label}: {lines}")
+    assert label == "Try the fix: 1 variant to re-run"
+    assert lines[0].startswith(f"**{CAPTURED}**: graphs 2 → 1")
     button = next(b for b in at.main.button if unescaped(b.label) == f"Re-run with {CAPTURED}")
     button.click().run()
     no_errors(at)
     assert at.sidebar.text_input(key="variants").value == CAPTURED
-    config = RunConfig(model="graph_break", dim=32, batch=8, modes=("eager", "default", CAPTURED),
-                       threads=default_threads())
+    config = RunConfig(model=own, dim=32, batch=8, modes=("eager", "default", CAPTURED), threads=default_threads())
     session: Session = state.results().get(SessionRun(config).key)
     assert session is not None and [r.mode for r in session.runs] == ["eager", "default", CAPTURED]
-    assert session.run(CAPTURED).ok and session.run(CAPTURED).compile.settings == {
-        "torch._dynamo.config.capture_scalar_outputs": "True"}
-    # run now, the variant is proposed no more (nothing else is, on the CPU); its break moved to the branch
-    assert "**Try the fix**" not in [unescaped(m.value) for m in at.main.markdown]
-    assert not [b for b in at.main.button if unescaped(b.label).startswith("Re-run with")]
-    assert "item()" not in session.run(CAPTURED).graph_breaks[0].reason
-    assert any("This run was" in unescaped(c.value) for c in at.caption)
+    captured = session.run(CAPTURED)
+    assert captured.ok and captured.compile.settings == {"torch._dynamo.config.capture_scalar_outputs": "True"}
+    assert (session.run("default").graph_count, captured.graph_count) == (2, 1)
+    # run now, the variant is proposed no more (nothing else is, on the CPU)
+    assert proposals_on_screen(at) == ("", [])
