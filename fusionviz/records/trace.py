@@ -311,12 +311,17 @@ def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
     return compute, regions, graph_of
 
 
+# The CPU's compute calls: ATen's, and oneDNN's that Inductor calls in their place under freezing
+# (`mkldnn::_convolution_pointwise`: a frozen convolution with its ReLU folded in).
+CPU_LIBRARY_PREFIXES = ("aten::", "mkldnn::")
+
+
 @lru_cache(maxsize=1 << 14)
 def _is_compute(name: str, cat: str) -> bool:
     name = normalise_name(name)
     if name.startswith(("cpp_fused", "cpp__", "triton_")):  # `cpp__0`: descriptive kernel names off
         return True
-    return cat == "cpu_op" and name.startswith("aten::") and name not in CPU_VIEW_OPS
+    return cat == "cpu_op" and name.startswith(CPU_LIBRARY_PREFIXES) and name not in CPU_VIEW_OPS
 
 
 def _cpu_row(iteration: int, e: Event, category: str, windows: _Windows) -> CpuOpRow:
@@ -346,7 +351,8 @@ def _op_shapes(op: Event, known: dict[int, str], as_given: Counter[str]) -> str:
 
 def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str, as_given: Counter[str]) -> KernelRow:
     name = normalise_name(e.name)
-    fused = list(fused_ops_from_name(name)) if name.startswith("cpp_") else [name.removeprefix("aten::")]
+    fused = (list(fused_ops_from_name(name)) if name.startswith("cpp_")
+             else [name.split("::", 1)[-1].lstrip("_")])
     return KernelRow(
         iteration=iteration, name=name, short_name=short_name(name), kernel_class=classify(name, name, e.cat),
         start_us=e.ts - windows.events[iteration].ts, dur_us=e.dur, stream=-1, grid="", block="", launch_op=name,

@@ -114,6 +114,17 @@ def test_a_cpp_kernel_without_a_descriptive_name_is_a_kernel() -> None:
     assert k.iloc[1].fused_ops == []
 
 
+def test_a_frozen_convolution_of_onednn_is_a_cpu_kernel() -> None:
+    """Under freezing Inductor calls oneDNN's convolution (`mkldnn::_convolution_pointwise`) in place of ATen's:
+    it is a compute call, its own allocations inside it are not (default+freezing on conv_block had lost its
+    convolution: 3 kernels, 178 µs, against default's 3 in 820 µs)."""
+    trace = cpu_trace()
+    trace["traceEvents"][3] = ev("mkldnn::_convolution_pointwise", "cpu_op", 20, 20)
+    k = parse_trace(trace).kernels
+    assert list(k.name) == ["mkldnn::_convolution_pointwise", "cpp_fused_relu_0"]
+    assert k.iloc[0].fused_ops == ["convolution_pointwise"] and k.iloc[0].dur_us == 20
+
+
 def test_trace_without_steps_is_one_iteration() -> None:
     events = [e for e in gpu_trace()["traceEvents"] if not e["name"].startswith("ProfilerStep")]
     s = parse_trace({"traceEvents": events}).summary
