@@ -13,7 +13,7 @@ from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.integration.test_app import APP, TIMEOUT, no_errors
 from tests.texts import unescaped
-from ui import state
+from ui import backend, state
 
 CAPTURED = "default+capture_scalar_outputs"
 
@@ -34,10 +34,8 @@ def proposals_on_screen(at: AppTest) -> tuple[str, list[str]]:
     return unescaped(fold.label), [unescaped(m.value) for m in fold.markdown]
 
 
-def test_a_break_at_an_item_that_decides_a_branch_is_advice_without_a_button() -> None:
-    """graph_break's `.item()` decides an `if`: capture_scalar_outputs alone would move the break, not remove it."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.sidebar.selectbox(key="model").set_value("graph_break")
+def run_small(at: AppTest) -> tuple[str, list[str]]:
+    """Run the model picked in the lab at dim 32, batch 8, eager and default; the "Try the fix" it then shows."""
     at.sidebar.select_slider(key="dim").set_value(32)
     at.sidebar.select_slider(key="batch").set_value(8)
     at.sidebar.multiselect(key="modes").set_value(["default"]).run()
@@ -45,6 +43,14 @@ def test_a_break_at_an_item_that_decides_a_branch_is_advice_without_a_button() -
     no_errors(at)
     label, lines = proposals_on_screen(at)
     print(f"\n{label}: {lines}")
+    return label, lines
+
+
+def test_a_break_at_an_item_that_decides_a_branch_is_advice_without_a_button() -> None:
+    """graph_break's `.item()` decides an `if`: capture_scalar_outputs alone would move the break, not remove it."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.selectbox(key="model").set_value("graph_break")
+    label, lines = run_small(at)
     assert label == "Try the fix: 1 piece of advice"
     assert lines[0].startswith("**Advice**: no option alone does this") and "torch.where" in lines[0]
     assert not [b for b in at.main.button if unescaped(b.label).startswith("Re-run with")]
@@ -56,15 +62,9 @@ def test_the_proposal_of_capture_scalar_outputs_reruns_the_model_with_it(monkeyp
     monkeypatch.setenv("FUSIONVIZ_ALLOW_OWN_MODELS", "1")
     own = "tests.models_for_tests:scalar_scale"
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.sidebar.selectbox(key="model").set_value("your own model…").run()
+    at.sidebar.selectbox(key="model").set_value(backend.OWN_MODEL).run()
     at.sidebar.text_input(key="own_model").set_value(own)
-    at.sidebar.select_slider(key="dim").set_value(32)
-    at.sidebar.select_slider(key="batch").set_value(8)
-    at.sidebar.multiselect(key="modes").set_value(["default"]).run()
-    at.sidebar.button(key="run").click().run()
-    no_errors(at)
-    label, lines = proposals_on_screen(at)
-    print(f"\n{label}: {lines}")
+    label, lines = run_small(at)
     assert label == "Try the fix: 1 variant to re-run"
     assert lines[0].startswith(f"**{CAPTURED}**: graphs 2 → 1")
     button = next(b for b in at.main.button if unescaped(b.label) == f"Re-run with {CAPTURED}")
