@@ -48,7 +48,7 @@ CHANGES: dict[Change, str] = {
     "appeared": "kernels of B's that compute nothing A's kernels did (m = 0)",
     "vanished": "kernels of A's whose work no kernel of B's computes (n = 0)",
     "replaced": "one kernel for one, under another name (m = n = 1): a library GEMM become a Triton template",
-    "kept": "one kernel for one, of the same name (m = n = 1)",
+    "kept": "the same kernels by name on both sides (m = n): a GEMM and its epilogue that compiled again alike",
 }
 
 GROUP_COLUMNS: dict[str, str] = {
@@ -263,8 +263,10 @@ def _change(a: _Side, b: _Side, units_a: list[int], units_b: list[int]) -> Chang
         return "appeared"
     if n == 0:
         return "vanished"
+    if sorted(map(a.name, units_a)) == sorted(map(b.name, units_b)):
+        return "kept"
     if m == 1 and n == 1:
-        return "kept" if a.name(units_a[0]) == b.name(units_b[0]) else "replaced"
+        return "replaced"
     if m == 1:
         return "split"
     return "merged" if n == 1 else "regrouped"

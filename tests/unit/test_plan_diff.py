@@ -56,6 +56,17 @@ def test_one_kernel_cut_in_two_reads_as_split() -> None:
     assert diff.headline.text == "max-autotune against default: 1 group split, 1 kernel more"
 
 
+def test_a_group_of_the_same_kernels_on_both_sides_is_kept_not_regrouped() -> None:
+    """A GEMM and its epilogue compiled again alike (the graph break's model with capture_scalar_outputs on an
+    H100: every group read "regrouped", the headline "3 groups regrouped" for an unchanged plan)."""
+    kernels = [("sm80_xmma_gemm_f32f32", ("linear",)), ("sm80_xmma_gemm_f32f32", ("linear",)),
+               ("triton_poi_fused_addmm_gelu_0", ("linear", "gelu"))]
+    diff = plan_diff(compiled("default", kernels), compiled("default+capture_scalar_outputs", kernels))
+    assert list(diff.groups.change) == ["kept"]
+    assert diff.headline.text == ("default+capture_scalar_outputs against default: same fusion groups, "
+                                  "as many kernels")
+
+
 def test_new_work_appears_and_lost_work_vanishes_and_the_rest_is_kept() -> None:
     a = compiled("default", [("triton_poi_fused_mul_0", ("mul",)), ("triton_poi_fused_relu_1", ("relu",))])
     b = compiled("other", [("triton_poi_fused_mul_0", ("mul",)), ("triton_poi_fused_sin_1", ("sin",))], dur=4.0)
