@@ -90,4 +90,6 @@ def test_the_lab_runs_a_real_model_with_the_kernels_of_its_trace(model: str, tmp
     plain = {run.mode: check_run(session, run, modules=False) for run in session.runs}
     assert all(not problems for _, problems in plain.values()), plain
     assert kernels_per_mode(timeline) == {run.mode: int(run.summary.kernels_per_iteration) for run in session.runs}
-    print(f"\n{model} through the lab:", {mode: line for mode, (line, _) in plain.items()})
+    memory = {run.mode: int(run.summary.memory_ops_per_iteration) for run in session.runs}
+    assert kernels_per_mode(timeline, "memory") == {mode: n for mode, n in memory.items() if n}
+    print(f"\n{model} through the lab:", {mode: line for mode, (line, _) in plain.items()}, "memory ops:", memory)

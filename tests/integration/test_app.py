@@ -23,6 +23,7 @@ from fusionviz.charts.style import CLASS_COLOURS, ChartSettings
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.files import open_file
+from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
 from tests.synthetic import encoded, gpu_trace
@@ -64,10 +65,13 @@ def figures(at: Any) -> dict[str, dict[str, Any]]:
     return {spec["layout"]["title"]["text"]: spec for spec in specs}
 
 
-def kernels_per_mode(timeline: dict[str, Any]) -> dict[str, int]:
+def kernels_per_mode(timeline: dict[str, Any], kind: str = "kernels") -> dict[str, int]:
+    """Bars per mode on the timeline: its kernels, or (`kind="memory"`) its memory operations (memsets and
+    copies, drawn in their own colour and counted apart from the kernels)."""
     counts: dict[str, int] = {}
     for trace in timeline["data"]:
-        if trace.get("name") in CLASS_COLOURS:
+        name = trace.get("name")
+        if name in CLASS_COLOURS and (name == MEMORY_CLASS) == (kind == "memory"):
             for custom in trace["customdata"]:
                 counts[custom[0]] = counts.get(custom[0], 0) + 1
     return counts
