@@ -5,7 +5,8 @@
 #   OUT=/some/dir PART=grid bash scripts/gpu_library.sh          the crossover grid, spread over every visible GPU
 #   OUT=/some/dir GPU=0 PART=sweep bash scripts/gpu_library.sh   the transformer block's shape sweep
 # ROWS=PATTERN records only the rows whose model matches the shell pattern (ROWS='hf:*'); PREFIX names the GPU in
-# the file names (default h200: h200_mlp_512x256_float32; a real model's colon becomes _: h100_hf_gpt2_768x4x128_…).
+# the file names (default h200: h200_mlp_512x256_float32; a real model's colon becomes _: h100_hf_gpt2_768x4x128_…;
+# a train pass ends in _train).
 # A table row whose file is already in sessions/ is skipped (FORCE=1 records it again); DEADLINE=seconds stops
 # starting new rows after that long, so a call with a time limit ends between sessions, not inside one.
 # Modes: all five for the models whose story is the modes (mlp, linear_ln_gelu, pointwise_chain); eager, default
@@ -27,7 +28,8 @@ case "${PART:-lib}" in
       (( i % shards == shard )) || continue
       [[ -n "${ROWS:-}" && "$model" != $ROWS ]] && continue
       seq=$(sed -n 's/.*--seq \([0-9]*\).*/x\1/p' <<<"$extra")
-      name="${PREFIX:-h200}_${model//:/_}_${dim}x${batch}${seq}_${dtype}"
+      pass=$(sed -n 's/.*--pass \(train\).*/_\1/p' <<<"$extra")
+      name="${PREFIX:-h200}_${model//:/_}_${dim}x${batch}${seq}_${dtype}${pass}"
       [[ -e "sessions/$name.json.gz" && -z "${FORCE:-}" ]] && continue
       if (( SECONDS - start > ${DEADLINE:-100000} )); then echo "deadline: $name not recorded" | tee -a "$OUT/lib/log_$GPU.txt"; continue; fi
       # shellcheck disable=SC2086  # extra holds flags

@@ -39,9 +39,10 @@ class Row:
 
     def name(self, prefix: str) -> str:
         """The session's file name as gpu_library.sh gives it: model (a real one's colon as _), sizes (and --seq)
-        and dtype."""
+        and dtype, then _train for a train pass."""
         seq = f"x{self.extra[self.extra.index('--seq') + 1]}" if "--seq" in self.extra else ""
-        return f"{prefix}_{self.model.replace(':', '_')}_{self.dim}x{self.batch}{seq}_{self.dtype}"
+        train = "_train" if "--pass" in self.extra and self.extra[self.extra.index("--pass") + 1] == "train" else ""
+        return f"{prefix}_{self.model.replace(':', '_')}_{self.dim}x{self.batch}{seq}_{self.dtype}{train}"
 
     def argv(self, out: Path) -> list[str]:
         """The `fusionviz` command line of the row, less its --device (the task gives it)."""

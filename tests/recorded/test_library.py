@@ -49,11 +49,12 @@ def test_sessions_recorded_before_provenance_are_linked_by_names(path: Path) -> 
 
 
 def test_the_library_was_re_recorded_with_provenance_and_the_ladder() -> None:
-    # 2026-12-01: the 36 zoo rows of scripts/library_rows.txt on an H200; 2026-12-06: its two real models (GPT-2
-    # small, ResNet-50) on an H100; only the grid and the sweep are from 2026-11-30
+    # 2026-12-01: the 36 zoo rows of scripts/library_rows.txt on an H200; 2026-12-06: its six real-model rows (GPT-2
+    # small in inference and train, Llama, BERT, ViT, ResNet-50) on an H100; only the grid and the sweep are from
+    # 2026-11-30
     rows = [line for line in (Path(__file__).parents[2] / "scripts" / "library_rows.txt").read_text().splitlines()
             if line.strip() and not line.startswith("#")]
-    assert len(RERECORDED) == len(rows) == 38 and [p.name for p in OLDER] == [
+    assert len(RERECORDED) == len(rows) == 42 and [p.name for p in OLDER] == [
         "h200_grid_mlp_default.json.gz", "h200_sweep_transformer_block_seq.json.gz"]
 
 

@@ -30,7 +30,7 @@ def gpu_library(then: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 def test_both_recorders_read_the_same_rows_of_the_one_table() -> None:
     rows = [(r.model, str(r.dim), str(r.batch), r.dtype, r.modes, " ".join(r.extra)) for r in read_table(TABLE)]
     assert rows == [tuple(line.split("|")) for line in gpu_library(READ, ROOT, {"TABLE": str(TABLE)}).splitlines()]
-    assert len(rows) == 38 and ("mlp", "512", "256", "float32", "eager,eager_cuda_graph,default,reduce-overhead,"
+    assert len(rows) == 42 and ("mlp", "512", "256", "float32", "eager,eager_cuda_graph,default,reduce-overhead,"
                                 "max-autotune,max-autotune-no-cudagraphs", "--naive-calls 200") in rows
     assert "<<EOF" not in GPU_LIBRARY.read_text()  # the table lives in one place
 
@@ -43,7 +43,7 @@ def test_the_ray_path_names_each_row_as_the_library_was_recorded() -> None:
     # the zoo's rows on an H200 (2026-12-01), the real models' on an H100 (2026-12-06)
     names = {r.name("h100" if ":" in r.model else "h200") for r in read_table(TABLE)}
     assert names <= {p.name.removesuffix(".json.gz") for p in (ROOT / "sessions").glob("h*_*.json.gz")}
-    assert len(names) == 38 and {"h200_transformer_block_1024x8x512_bfloat16",
+    assert len(names) == 42 and {"h200_transformer_block_1024x8x512_bfloat16",
                                  "h100_hf_gpt2_768x4x128_bfloat16"} <= names
 
 
