@@ -35,6 +35,7 @@ from fusionviz.measure.harness import (
     kernel_sources,
     listening,
     mode_step,
+    model_for,
     prepare,
     profile,
     reset_dynamo,
@@ -78,7 +79,7 @@ def _capture(config: RunConfig, mode: str, run: ModeRun, model: torch.nn.Module,
     with listening() as listener, tracking(model), variant_settings(mode):  # a variant's settings, compiling
         if compiled:
             progress(f"{mode}: explaining graphs")
-            run.graph_count, run.graph_breaks, run.graph_nodes = explain(model, inputs)
+            run.graph_count, run.graph_breaks, run.graph_nodes = explain(model_for(mode, model), inputs)
         step = mode_step(config, mode, model, inputs, device)
         progress(f"{mode}: compiling" if compiled else f"{mode}: first call")
         sync(device)

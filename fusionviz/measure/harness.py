@@ -5,6 +5,7 @@ to Inductor while it compiles. Runs in the worker (imports torch)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import json
 import logging
@@ -277,12 +278,42 @@ def mode_step(config: RunConfig, mode: str, model: torch.nn.Module, inputs: tupl
     if variant.mark_dynamic is not None:
         inputs = (marked_dynamic(inputs[0], variant.mark_dynamic), *inputs[1:])
     kwargs: dict[str, Any] = {"dynamic": config.dynamic, **variant.compile_kwargs}
+    compiled = model_for(mode, model)
     if variant.inductor_options:  # torch.compile takes a mode or options, not both: the mode's own options first
         options: dict[str, Any] = {**torch._inductor.list_mode_options(variant.base), **variant.inductor_options}
-        target = torch.compile(model, options=options, **kwargs)
+        target = torch.compile(compiled, options=options, **kwargs)
     else:
-        target = torch.compile(model, mode=variant.base, **kwargs)
+        target = torch.compile(compiled, mode=variant.base, **kwargs)
     return make_step(config, model, target, inputs)
+
+
+def model_for(mode: str, model: torch.nn.Module) -> torch.nn.Module:
+    """What `mode` compiles: the model, or for a variant that leaves a submodule to eager (`disable=PATH`) a copy
+    of it that does (explained and compiled alike)."""
+    disabled = parse_variant(mode).disabled if is_variant(mode) else None
+    return model if disabled is None else with_eager_submodule(model, disabled)
+
+
+def with_eager_submodule(model: torch.nn.Module, path: str) -> torch.nn.Module:
+    """A shallow copy of `model` whose submodule `path` runs its forward under `torch.compiler.disable`: the copies
+    (the submodule and each module above it) share every parameter and buffer with `model`, so the other modes of
+    the process compile the model as it is."""
+    names = [name for name, _ in model.named_modules() if name]
+    if path not in names:
+        shown = ", ".join(names[:8]) + (f" … ({len(names)} in all)" if len(names) > 8 else "")
+        raise ConfigError(f"disable={path}: the model has no submodule of that name: choose from {shown}")
+    *above, last = path.split(".")
+    top = parent = copy.copy(model)
+    for name in above:
+        parent._modules = dict(parent._modules)  # this copy's own children: the original's stay as they are
+        child = copy.copy(parent.get_submodule(name))
+        parent._modules[name] = child
+        parent = child
+    parent._modules = dict(parent._modules)
+    leaf = copy.copy(parent.get_submodule(last))
+    leaf.forward = torch.compiler.disable(type(leaf).forward.__get__(leaf))  # type: ignore[method-assign]
+    parent._modules[last] = leaf
+    return top
 
 
 def marked_dynamic(tensor: torch.Tensor, dim: int) -> torch.Tensor:

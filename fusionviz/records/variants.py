@@ -1,9 +1,10 @@
 """The modes, and variants: a compiled mode with named options, written `MODE+OPTION[=VALUE]` joined by `+`.
 
-`default+freezing`, `default+capture_scalar_outputs`, `default+mark_dynamic=0`, `reduce-overhead+fullgraph`: a
-bare option means `=true`. A variant is a mode like any other: its name is the mode string, so it is timed in the
-same interleaved rounds and fresh processes, and the session, the charts, `inspect` and the CLI show it as they
-show a mode. Only the options of `OPTIONS` are taken, each vetted: what it sets, and what that changes.
+`default+freezing`, `default+capture_scalar_outputs`, `default+mark_dynamic=0`, `reduce-overhead+fullgraph`,
+`default+disable=h.0.attn` (that submodule left to eager, `torch.compiler.disable`): a bare option means `=true`.
+A variant is a mode like any other: its name is the mode string, so it is timed in the same interleaved rounds and
+fresh processes, and the session, the charts, `inspect` and the CLI show it as they show a mode.
+Only the options of `OPTIONS` are taken, each vetted: what it sets, and what that changes.
 
 This module imports neither torch nor plotly (the caller checks a variant before any work starts); the worker
 applies it (`measure.harness.mode_step` and `harness.variant_settings`).
@@ -11,6 +12,7 @@ applies it (`measure.harness.mode_step` and `harness.variant_settings`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,8 +33,10 @@ COMPILED_MODES: tuple[str, ...] = MODES[1:-1]
 CUDA_GRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
 AUTOTUNE_MODES: frozenset[str] = frozenset({"max-autotune", "max-autotune-no-cudagraphs"})
 
-OptionKind = Literal["inductor", "dynamo", "compile", "mark_dynamic"]
-Value = bool | int
+OptionKind = Literal["inductor", "dynamo", "compile", "mark_dynamic", "disable"]
+Value = bool | int | str
+# A submodule's name as `model.named_modules()` gives it: attribute names and list indices joined by dots.
+SUBMODULE = re.compile(r"[A-Za-z_0-9]+(\.[A-Za-z_0-9]+)*")
 
 # Where the settings of each kind live, as the recorded settings name them.
 PREFIXES: dict[OptionKind, str] = {"inductor": "torch._inductor.config.", "dynamo": "torch._dynamo.config."}
@@ -40,12 +44,13 @@ PREFIXES: dict[OptionKind, str] = {"inductor": "torch._inductor.config.", "dynam
 
 @dataclass(frozen=True)
 class Option:
-    """One vetted option: its kind (an Inductor or Dynamo setting, a `torch.compile` keyword, or marking a
-    dimension of the first input dynamic), the key it sets, its value type, and what it changes."""
+    """One vetted option: its kind (an Inductor or Dynamo setting, a `torch.compile` keyword, marking a
+    dimension of the first input dynamic, or leaving a submodule to eager), the key it sets, its value type, and
+    what it changes."""
 
     kind: OptionKind
     key: str
-    type: type[bool] | type[int]
+    type: type[bool] | type[int] | type[str]
     changes: str
 
     def setting(self, value: Value) -> tuple[str, str]:
@@ -54,6 +59,8 @@ class Option:
             return f"torch.compile({self.key})", repr(value)
         if self.kind == "mark_dynamic":
             return "torch._dynamo.mark_dynamic(inputs[0])", repr(value)
+        if self.kind == "disable":
+            return f"torch.compiler.disable(model.{value}.forward)", "True"
         return PREFIXES[self.kind] + self.key, repr(value)
 
 
@@ -80,6 +87,9 @@ OPTIONS: dict[str, Option] = {
     "dynamic": Option("compile", "dynamic", bool, "torch.compile(dynamic=…), in place of the run's own setting"),
     "mark_dynamic": Option("mark_dynamic", "mark_dynamic", int,
                            "the first input's dimension DIM compiled as a symbol (mark_dynamic=DIM)"),
+    "disable": Option("disable", "disable", str,
+                      "the submodule named PATH (as named_modules() names it: net.2, h.0.attn) left to eager by "
+                      "torch.compiler.disable: the graph breaks around it (disable=PATH)"),
 }
 SYNTAX = "MODE+OPTION[=VALUE] joined by + (a bare option means =true), e.g. default+freezing"
 TRUE, FALSE = ("true", "1", "on", "yes"), ("false", "0", "off", "no")
@@ -94,7 +104,8 @@ class Variant:
 
     @property
     def name(self) -> str:
-        words = [name if value is True else f"{name}={str(value).lower()}" for name, value in self.options]
+        words = [name if value is True else f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+                 for name, value in self.options]
         return "+".join([self.base, *words])
 
     def _of(self, kind: OptionKind) -> dict[str, Value]:
@@ -122,6 +133,12 @@ class Variant:
         return None if value is None else int(value)
 
     @property
+    def disabled(self) -> str | None:
+        """The submodule left to eager, by its name in the model, if any."""
+        value = self._of("disable").get("disable")
+        return None if value is None else str(value)
+
+    @property
     def settings(self) -> dict[str, str]:
         """What the variant sets, as recorded with its run: {"torch._inductor.config.freezing": "True"}."""
         return dict(OPTIONS[name].setting(value) for name, value in self.options)
@@ -135,7 +152,8 @@ class Variant:
 
 def option_help() -> str:
     """The options in a few lines, for a widget's or a flag's help."""
-    return "; ".join(f"{name} ({'=DIM' if o.type is int else 'bool'}): {o.changes}" for name, o in OPTIONS.items())
+    kinds = {int: "=DIM", str: "=PATH", bool: "bool"}
+    return "; ".join(f"{name} ({kinds[o.type]}): {o.changes}" for name, o in OPTIONS.items())
 
 
 def parse_variant(mode: str) -> Variant:
@@ -165,6 +183,10 @@ def _value(mode: str, name: str, option: Option, text: str | None) -> Value:
         if text is None or not (text.isascii() and text.isdigit() and len(text) <= 2):
             raise ConfigError(f"{mode!r}: {name} takes a dimension of the first input, as {name}=0")
         return int(text)
+    if option.type is str:
+        if text is None or len(text) > 200 or not SUBMODULE.fullmatch(text):
+            raise ConfigError(f"{mode!r}: {name} takes a submodule's name in the model, as {name}=h.0.attn")
+        return text
     if text is None or text.lower() in TRUE:
         return True
     if text.lower() in FALSE:

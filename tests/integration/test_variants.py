@@ -97,3 +97,23 @@ def test_mark_dynamic_beyond_the_first_inputs_dimensions_is_refused() -> None:
 
     with pytest.raises(ConfigError, match=r"mark_dynamic=5: the first input has 2 dimensions \(8x32\)"):
         marked_dynamic(torch.ones(8, 32), 5)
+
+
+def test_a_submodule_left_to_eager_breaks_the_graph_around_it_and_only_in_its_variant(worker: Worker) -> None:
+    """`disable=norm2` on the transformer block: its LayerNorm runs eagerly between two graphs, while default, in
+    the same worker and on the same model object, keeps its one graph; a name the model lacks is refused with the
+    names it has."""
+    disabled = "default+disable=norm2"
+    session = run_session(small("transformer_block", seq=16, modes=("eager", "default", disabled)), worker=worker)
+    default, variant = session.run("default"), session.run(disabled)
+    assert default.ok and variant.ok, (default.error, variant.error)
+    assert default.graph_count == 1 and default.graph_breaks == []
+    assert variant.graph_count == 2 and "torch.compiler.disable" in variant.graph_breaks[0].reason
+    assert variant.compile is not None
+    assert variant.compile.settings == {"torch.compiler.disable(model.norm2.forward)": "True"}
+    assert any(name == "aten::layer_norm" for name in variant.kernel_frame().name), "norm2 ran eagerly"
+    speedups(session)
+    with pytest.raises(ConfigError, match="disable=norm3: the model has no submodule of that name: choose from "
+                                          "norm1, qkv, proj, norm2, fc1, fc2"):
+        run_session(small("transformer_block", seq=16, modes=("eager", "default+disable=norm3")), worker=worker)
+

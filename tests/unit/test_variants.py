@@ -49,10 +49,20 @@ def test_a_bare_option_is_true_and_each_kind_lands_where_it_is_applied() -> None
     ("default+mark_dynamic", "mark_dynamic takes a dimension of the first input"),
     ("default+mark_dynamic=x", "mark_dynamic takes a dimension"),
     ("default+fullgraph+fullgraph=false", "fullgraph is given twice"),
+    ("default+disable", "disable takes a submodule's name in the model, as disable=h.0.attn"),
+    ("default+disable=h.0..attn", "disable takes a submodule's name"),
+    ("default+disable=h[0]", "disable takes a submodule's name"),
 ])
 def test_refused_variants_say_what_is_known(mode: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says.replace("(", r"\(")):
         check_mode(mode)
+
+
+def test_a_submodule_left_to_eager_keeps_its_name_as_written() -> None:
+    variant = parse_variant("default+disable=Blocks.0.attn")
+    assert variant.disabled == "Blocks.0.attn" and variant.name == "default+disable=Blocks.0.attn"
+    assert variant.settings == {"torch.compiler.disable(model.Blocks.0.attn.forward)": "True"}
+    assert parse_variant("default").disabled is None
 
 
 def test_every_option_is_listed_when_one_is_unknown() -> None:
