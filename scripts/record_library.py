@@ -40,9 +40,13 @@ class Row:
     def name(self, prefix: str) -> str:
         """The session's file name as gpu_library.sh gives it: model (a real one's colon as _), sizes (and --seq)
         and dtype, then _train for a train pass."""
-        seq = f"x{self.extra[self.extra.index('--seq') + 1]}" if "--seq" in self.extra else ""
-        train = "_train" if "--pass" in self.extra and self.extra[self.extra.index("--pass") + 1] == "train" else ""
+        seq = f"x{self.flag('--seq')}" if self.flag("--seq") else ""
+        train = "_train" if self.flag("--pass") == "train" else ""
         return f"{prefix}_{self.model.replace(':', '_')}_{self.dim}x{self.batch}{seq}_{self.dtype}{train}"
+
+    def flag(self, name: str) -> str | None:
+        """The value given to the extra flag `name`, or None where the row does not give it."""
+        return self.extra[self.extra.index(name) + 1] if name in self.extra else None
 
     def argv(self, out: Path) -> list[str]:
         """The `fusionviz` command line of the row, less its --device (the task gives it)."""

@@ -116,4 +116,3 @@ def test_a_submodule_left_to_eager_breaks_the_graph_around_it_and_only_in_its_va
     with pytest.raises(ConfigError, match="disable=norm3: the model has no submodule of that name: choose from "
                                           "norm1, qkv, proj, norm2, fc1, fc2"):
         run_session(small("transformer_block", seq=16, modes=("eager", "default+disable=norm3")), worker=worker)
-
