@@ -144,7 +144,7 @@ def run(config: RunConfig) -> backend.Finished | None:
             st.warning(note)
     return shown_when_done(backend.run_cached(
         "lab", measured, f"Running {config.model} (dim {config.dim}, batch {config.batch})…",
-        "The run did not start"))
+        "The run did not start", previews=True))
 
 
 def shown_when_done(finished: backend.Finished | None) -> backend.Finished | None:
@@ -175,7 +175,7 @@ top_first = shown is not None and top_only("lab")
 if warm.devices_known() and not top_first:
     with measuring:
         config, clicked = measure_widgets()
-finished = run(config) if config is not None and clicked else shown_when_done(backend.follow("lab"))
+finished = run(config) if config is not None and clicked else shown_when_done(backend.follow("lab", previews=True))
 if finished:
     live = state.result(state.shown("lab"))
     shown = on_screen.Shown(live, "live", state.took("lab")) if live else shown

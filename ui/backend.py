@@ -66,13 +66,13 @@ def submit(slot: str, run: Run, label: str, failed: str) -> None:
     state.wait_for(slot, state.Pending(state.runs().submit(run), label, failed))
 
 
-def run_cached(slot: str, run: Run, label: str, failed: str) -> Finished | None:
+def run_cached(slot: str, run: Run, label: str, failed: str, previews: bool = False) -> Finished | None:
     """The shared result of `run` at once, or `run` queued on its device and followed (`follow`)."""
     started = time.monotonic()
     if state.runs().shared(run.key) is not None:
         return Finished(run.key, f"answered from the cache in {time.monotonic() - started:.2f} s")
     submit(slot, run, label, failed)
-    return follow(slot)
+    return follow(slot, previews)
 
 
 def _cancel(slot: str) -> None:
@@ -101,28 +101,40 @@ def _waiting_label(ticket: Ticket[Any], queues: DeviceQueues) -> str:
     return f"{ticket.stage or 'starting'} · {now - (ticket.started or now):.0f} s"
 
 
-def follow(slot: str) -> Finished | None:
+def _stage_line(ticket: Ticket[Any], at: float, stage: str) -> str:
+    return f"{at - (ticket.started or at):5.1f} s · {stage}"
+
+
+def follow(slot: str, previews: bool = False) -> Finished | None:
     """Wait for this user's run in `slot` under a status box showing its place in line, then each stage with
     the elapsed time, and a Cancel button. A rerun (the Cancel click, any widget) interrupts the wait; the page
     calls this again on its next run, so the run is followed again, not lost. Returns the finished run (an
     incomplete one is kept for this user alone), or None when nothing waits, it was cancelled or it failed
-    (the error is shown)."""
+    (the error is shown). With `previews`, a run's partial result (a session timed by its first process) is
+    returned as soon as it comes, kept for this user alone, while a box under a fragment follows the rest and
+    reruns the page when more has come."""
     pending = state.pending(slot)
     if pending is None:
         return None
     ticket = pending.ticket
+    if previews and ticket.preview is not None and not ticket.finished:
+        state.keep_own(ticket.key, ticket.preview)
+        _refining(slot, ticket.previews)
+        return Finished(ticket.key, _partly(ticket))
     button = st.empty()  # outside the box, which the browser may draw collapsed
     with st.status(pending.label, expanded=True) as box:
         button.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
-        label, stage = "", ""
+        label, written = "", 0
         queues = state.runs().queues
         while not ticket.wait(POLL_S):
             if (now := _waiting_label(ticket, queues)) != label:
                 label = now
                 box.update(label=label)
-            if ticket.stage != stage and ticket.started is not None:
-                stage = ticket.stage
-                box.write(f"{time.monotonic() - ticket.started:5.1f} s · {stage}")
+            for at, stage in ticket.stages[written:]:
+                box.write(_stage_line(ticket, at, stage))
+                written += 1
+            if previews and ticket.preview is not None:
+                st.rerun()  # drawn by the branch above, with the rest followed under a fragment
         button.empty()
         state.let_go(slot)
         try:
@@ -131,10 +143,6 @@ def follow(slot: str) -> Finished | None:
             box.update(label=pending.failed, state="error")
             st.error(plain(exc))  # a worker's error carries what the model printed
             return None
-        assert ticket.started is not None and ticket.ended is not None
-        queued = ticket.started - ticket.submitted
-        took = f"measured in {ticket.ended - ticket.started:.1f} s" + (
-            f", after {queued:.0f} s in line" if queued >= 1 else "")
         if complete(value):
             state.forget_own(ticket.key)
             # How long it took is the page's to say, once, beside what it shows ("This run was measured in …")
@@ -143,7 +151,40 @@ def follow(slot: str) -> Finished | None:
             state.keep_own(ticket.key, value)
             box.update(label="Finished, but part of it failed: shown to you only; run again to retry",
                        state="error", expanded=False)
-    return Finished(ticket.key, took)
+    return Finished(ticket.key, _took(ticket))
+
+
+def _took(ticket: Ticket[Any]) -> str:
+    """How a finished run was obtained: "measured in 74.0 s, after 3 s in line"."""
+    assert ticket.started is not None and ticket.ended is not None
+    queued = ticket.started - ticket.submitted
+    return f"measured in {ticket.ended - ticket.started:.1f} s" + (f", after {queued:.0f} s in line"
+                                                                     if queued >= 1 else "")
+
+
+def _partly(ticket: Ticket[Any]) -> str:
+    """How a preview was obtained: "partly timed: 1 of 3 timing processes after 49.6 s; the rest still run"."""
+    preview = ticket.preview
+    timed = len(preview.timing.processes) if isinstance(preview, Session) and preview.timing else 0
+    of = preview.config.processes if isinstance(preview, Session) else 0
+    at = ticket.previewed or time.monotonic()
+    return (f"partly timed so far: {timed} of {of} timing processes, {at - (ticket.started or at):.1f} s after Run; "
+            "the figures are refined as the others finish")
+
+
+@st.fragment(run_every=1.0)
+def _refining(slot: str, previews: int) -> None:
+    """The status box of a run whose preview is on screen: its stages, the Cancel button, and a rerun of the page
+    once the run has finished, handed over a newer preview or been let go (every second, this fragment alone)."""
+    pending = state.pending(slot)
+    if pending is None or pending.ticket.finished or pending.ticket.previews != previews:
+        st.rerun()
+    assert pending is not None
+    ticket = pending.ticket
+    st.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
+    with st.status(f"Refining: {_waiting_label(ticket, state.runs().queues)}", expanded=False):
+        for at, stage in ticket.stages:
+            st.write(_stage_line(ticket, at, stage))
 
 
 OWN_MODEL = "your own model…"  # the lab's model picker's entry for a user's package.module:factory

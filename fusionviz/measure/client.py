@@ -66,12 +66,32 @@ from fusionviz.records.session import (
 T = TypeVar("T")
 
 
-def timing_core(device: str) -> int:
-    """The core a GPU's timing workers run on: the last cores, one per GPU (cuda:0 the last), so that grids
-    timing on several GPUs at once do not share one."""
+def timing_cores(device: str, count: int) -> list[int]:
+    """The cores a GPU's `count` timing workers run on, one each, from the last core down (cuda:0's first), so
+    that they come up and warm side by side, not in turn on one core (three on one core of the H100 machine took
+    9.6 s past the capture's end before the first could time, benchmarks/RESULTS.md), and grids timing on
+    several GPUs at once share none while the machine has cores enough (past that they wrap around)."""
     allowed = sorted(os.sched_getaffinity(0))
     index = int(device.split(":")[1]) if ":" in device else 0
-    return allowed[-1 - index % len(allowed)]
+    return [allowed[-1 - (index * count + i) % len(allowed)] for i in range(count)]
+
+
+def _timing_cores(device: str, count: int) -> list[int | None]:
+    """`timing_cores` on a GPU; on the CPU, None for each worker (the compiled kernels use several threads)."""
+    return list(timing_cores(device, count)) if device.startswith("cuda") else [None] * count
+
+
+def _pinned(core: int | None) -> set[int] | None:
+    return {core} if core is not None else None
+
+
+def _cores_left(cores: list[int | None], taken: list[_Spare]) -> list[int | None]:
+    """`cores` less one entry for each spare's core (on the CPU every entry is None: nothing is pinned)."""
+    left = list(cores)
+    for _, _, core in taken:
+        if core in left:
+            left.remove(core)
+    return left
 
 
 class _TimingWorkers:
@@ -89,16 +109,16 @@ class _TimingWorkers:
     core from its start, so its memory is allocated local to it: pinned only while timing, processes' medians
     still differed by up to 1.6x on the H200 machine, while a script pinned from its start agreed with the
     fastest of them. Each worker times one run only, a spare as much as the others: a spare is a fresh process
-    started earlier, not one reused."""
+    started earlier, not one reused. A GPU run's workers run on cores of their own (`timing_cores`)."""
 
-    def __init__(self, count: int, cache_dir: str | None, core: int | None, device: str) -> None:
-        spares = _take_spares((cache_dir, core, device), count)
-        fresh = [Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
-                 for _ in range(count - len(spares))]
-        self.workers = [w for w, _ in spares] + fresh
+    def __init__(self, count: int, cache_dir: str | None, device: str) -> None:
+        spares = _take_spares((cache_dir, device), count)
+        fresh = [Worker(cache_dir=cache_dir, cpus=_pinned(core))
+                 for core in _cores_left(_timing_cores(device, count), spares)[:count - len(spares)]]
+        self.workers = [w for w, _, _ in spares] + fresh
         self._fresh = fresh
         self._device = device
-        self._warming: list[Future[None]] = [warming for _, warming in spares]
+        self._warming: list[Future[None]] = [warming for _, warming, _ in spares]
         self._begun = threading.Event()
         self._lock = threading.Lock()
         self._first = [in_background(self._one_at_a_time)] if fresh else []
@@ -157,8 +177,9 @@ def in_background(function: Callable[..., T], *args: Any) -> Future[T]:
     return future
 
 
-_SpareKey = tuple[str | None, int | None, str]  # (Inductor cache folder, core, device) a run's timers need
-_SPARES: dict[_SpareKey, list[tuple[Worker, Future[None]]]] = {}
+_SpareKey = tuple[str | None, str]  # (Inductor cache folder, device) a run's timers need
+_Spare = tuple[Worker, Future[None], int | None]  # a spare, its warm-up, and the core it runs on (GPU runs)
+_SPARES: dict[_SpareKey, list[_Spare]] = {}
 _SPARES_LOCK = threading.Lock()
 
 
@@ -168,20 +189,19 @@ def keep_spares(count: int, device: str, cache_dir: str | None = None) -> None:
     for three workers started with the run, a CPU run here spent 7 s of its 16 s after its capture
     (benchmarks/RESULTS.md). Each idles with torch imported (about 0.3 GB of memory) until a run takes it; they
     end with this process."""
-    core = timing_core(device) if device.startswith("cuda") else None
     with _SPARES_LOCK:
-        spares = _SPARES.setdefault((cache_dir, core, device), [])
-        spares[:] = [(w, warming) for w, warming in spares if w.alive]
-        while len(spares) < count:
-            worker = Worker(cache_dir=cache_dir, cpus={core} if core is not None else None)
+        spares = _SPARES.setdefault((cache_dir, device), [])
+        spares[:] = [spare for spare in spares if spare[0].alive]
+        for core in _cores_left(_timing_cores(device, count), spares)[:count - len(spares)]:
+            worker = Worker(cache_dir=cache_dir, cpus=_pinned(core))
             worker.start()
-            spares.append((worker, in_background(_warm, worker, device)))
+            spares.append((worker, in_background(_warm, worker, device), core))
 
 
-def _take_spares(key: _SpareKey, count: int) -> list[tuple[Worker, Future[None]]]:
+def _take_spares(key: _SpareKey, count: int) -> list[_Spare]:
     """Up to `count` live spares kept for `key`, no longer kept."""
     with _SPARES_LOCK:
-        spares = [(w, warming) for w, warming in _SPARES.pop(key, []) if w.alive]
+        spares = [spare for spare in _SPARES.pop(key, []) if spare[0].alive]
         taken, _SPARES[key] = spares[:count], spares[count:]
     return taken
 
@@ -190,7 +210,7 @@ def _take_spares(key: _SpareKey, count: int) -> list[tuple[Worker, Future[None]]
 def _end_spares() -> None:
     with _SPARES_LOCK:
         for spares in _SPARES.values():
-            for worker, _ in spares:
+            for worker, _, _ in spares:
                 worker.close()
         _SPARES.clear()
 
@@ -241,21 +261,21 @@ def list_devices(worker: Worker, timeout_s: float = 120.0) -> list[Device]:
 
 
 def run_session(config: RunConfig, progress: Progress | None = None, worker: Worker | None = None,
-                naive_calls: int = 0, recalibrate: bool = False) -> Session:
+                naive_calls: int = 0, recalibrate: bool = False,
+                partial: Callable[[Session], None] | None = None) -> Session:
     """Capture every mode of `config` in a worker, time the modes that ran in fresh workers, and return the
     session; with `naive_calls`, also the naive snippet's measurement of the first compiled mode, so that
     the methodology view can be shown from the session alone. The device's ceilings come from the cache of
-    an earlier calibration, or are calibrated now (always, with `recalibrate`). Raises ConfigError before any
-    work when the configuration cannot run; errors of single modes are kept in their ModeRun, errors of a
-    timing process in its TimingProcess."""
+    an earlier calibration, or are calibrated now (always, with `recalibrate`). `partial` is handed the session
+    as it stands after each timing process but the last (its first verdict comes a process's time after the
+    captures, not three). Raises ConfigError before any work when the configuration cannot run; errors of single
+    modes are kept in their ModeRun, errors of a timing process in its TimingProcess."""
     config = validated(config)
     load_before = machine_load()
     environment: Environment | None = None
     runs: list[ModeRun] = []
     with _worker_for(worker, cold=config.cold_compile) as chosen, \
-            contextlib.closing(_TimingWorkers(config.processes, chosen.cache_dir,
-                                              timing_core(config.device) if config.is_cuda else None,
-                                              config.device)) as timers:
+            contextlib.closing(_TimingWorkers(config.processes, chosen.cache_dir, config.device)) as timers:
         for mode in config.modes:
             reason = not_applicable_reason(config, mode)
             if reason:
@@ -277,14 +297,29 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
             reply_naive: NaiveReply = _ask(chosen, NaiveJob(config, compiled[0], naive_calls), NaiveReply, progress,
                                            config.timeout_s)
             naive = reply_naive.naive
-        timed = [_time(timer, config, ran, i, progress, ran[i] if i < len(ran) else "")
-                 for i, timer in enumerate(timers.warmed(progress))] if ran else []
-        processes = [process for process, _ in timed]
-        _measure_memory(runs, [memory for _, memory in timed], chosen.cache_dir, config, progress)
-    timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
-                    load_before=load_before, load_after=machine_load())
-    return Session(config=config, environment=environment or Environment(device_kind=config.device),
-                   runs=runs, timing=timing, naive=naive, ceilings=ceilings, source="live")
+
+        def session(processes: list[TimingProcess], measured: list[ModeMemory | str | None]) -> Session:
+            timing = Timing(timer="cuda_events" if config.is_cuda else "perf_counter", processes=processes,
+                            load_before=load_before, load_after=machine_load())
+            return Session(config=config, environment=environment or Environment(device_kind=config.device),
+                           runs=_with_memory(runs, measured), timing=timing, naive=naive, ceilings=ceilings,
+                           source="live")
+
+        processes: list[TimingProcess] = []
+        measured: list[ModeMemory | str | None] = []
+        timed = timers.warmed(progress) if ran else []
+        for i, timer in enumerate(timed):
+            process, memory = _time(timer, config, ran, i, progress, ran[i] if i < len(ran) else "")
+            processes.append(process)
+            measured.append(memory)
+            if partial is not None and i + 1 < len(timed):
+                partial(session(list(processes), list(measured)))
+        measured = measured[:len(ran)] + [None] * (len(ran) - len(measured))
+        missing = [i for i, memory in enumerate(measured) if memory is None]
+        for i, found in zip(missing, _memory_not_timed(tuple(ran[i] for i in missing), chosen.cache_dir, config,
+                                                       progress), strict=True):
+            measured[i] = found
+        return session(processes, measured)
 
 
 def _then(first: Callable[[], None], progress: Progress | None) -> Progress:
@@ -317,24 +352,34 @@ def _time(worker: Worker, config: RunConfig, modes: tuple[str, ...], index: int,
     return reply.timing, reply.memory
 
 
-def _measure_memory(runs: list[ModeRun], measured: list[ModeMemory | None], cache_dir: str | None,
-                    config: RunConfig, progress: Progress | None) -> None:
-    """Give each run that ran its memory: the one a timing process measured (process i took the i-th mode that
-    ran), else measured now in a fresh worker of its own, where no other mode ran before it. A failure is kept
-    in the run's logs."""
-    ran = [r for r in runs if r.ok]
-    for i, run in enumerate(ran):
-        run.memory = measured[i] if i < len(measured) else None
-        if run.memory is not None:
-            continue
-        core = timing_core(config.device) if config.is_cuda else None
+def _with_memory(runs: list[ModeRun], measured: list[ModeMemory | str | None]) -> list[ModeRun]:
+    """The runs, each that ran given its memory as measured (the i-th that ran, the i-th entry; an entry that is
+    a string is why it was not measured, kept in the run's logs). New runs: a session handed out is not changed."""
+    ran = iter(measured)
+    given = []
+    for run in runs:
+        memory = next(ran, None) if run.ok else None
+        if isinstance(memory, str):
+            given.append(dataclasses.replace(run, logs=[*run.logs, memory]))
+        else:
+            given.append(dataclasses.replace(run, memory=memory) if memory is not None else run)
+    return given
+
+
+def _memory_not_timed(modes: tuple[str, ...], cache_dir: str | None, config: RunConfig,
+                      progress: Progress | None) -> list[ModeMemory | str | None]:
+    """The memory of each mode that ran but no timing process measured (process i measures the i-th mode that
+    ran, first; a failed process none), each in a fresh worker of its own where no other mode ran before it; a
+    failure is said as a line for the run's logs."""
+    measured: list[ModeMemory | str | None] = []
+    for mode in modes:
         try:
-            with Worker(cache_dir=cache_dir, cpus={core} if core is not None else None) as fresh:
-                reply: MemoryReply = _ask(fresh, MemoryJob(config, run.mode), MemoryReply, progress,
-                                          config.timeout_s)
-            run.memory = reply.memory
+            with Worker(cache_dir=cache_dir, cpus=_pinned(_timing_cores(config.device, 1)[0])) as fresh:
+                reply: MemoryReply = _ask(fresh, MemoryJob(config, mode), MemoryReply, progress, config.timeout_s)
+            measured.append(reply.memory)
         except (WorkerError, ConfigError) as exc:
-            run.logs.append(f"memory not measured: {str(exc).splitlines()[0]}")
+            measured.append(f"memory not measured: {str(exc).splitlines()[0]}")
+    return measured
 
 
 def run_naive(config: RunConfig, mode: str, calls: int, progress: Progress | None = None,

@@ -6,7 +6,9 @@ CPU run never waits for a GPU run. A request for a key that is already waiting o
 instead of starting a second one; every request holds an interest in its ticket, and a ticket nobody is
 interested in any more leaves the line, or stops if it runs (its worker is stopped through `abort_on`, and the
 next job starts a fresh one). The queue keeps no results: a finished ticket is dropped from the line, so the
-next request for its key runs again; what may be kept, and for whom, is the caller's choice.
+next request for its key runs again; what may be kept, and for whom, is the caller's choice. A job may hand its
+ticket a partial result before its whole one (`Reports.partial`: a session timed by its first process), which
+the ticket holds as its `preview` for anyone following it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from fusionviz.errors import FusionvizError
-from fusionviz.measure.protocol import Progress
 from fusionviz.measure.worker import Cancelled, Worker, abort_on
 
 T = TypeVar("T")
 TicketState = Literal["waiting", "running", "done", "failed", "cancelled"]
-Job = Callable[[Worker, Progress], T]
+Job = Callable[[Worker, "Reports"], T]
 INTERVALS_KEPT = 1000  # run intervals remembered per device (for tests and diagnostics), the oldest dropped
 JOIN_S = 10.0  # how long closing waits for a running job to notice its abort
 
@@ -37,7 +38,10 @@ class Ticket(Generic[T]):
     def __init__(self, key: str, device: str, job: Job[T], queues: DeviceQueues) -> None:
         self.key, self.device = key, device
         self.state: TicketState = "waiting"
-        self.stage = ""  # the latest progress stage the worker reported
+        self.stages: list[tuple[float, str]] = []  # (monotonic time, stage) of each stage the job reported
+        self.preview: T | None = None  # the latest partial result the job handed over, until its whole one
+        self.previews = 0  # how many it has handed over
+        self.previewed: float | None = None  # when it handed over the latest (monotonic seconds)
         self.submitted = time.monotonic()
         self.started: float | None = None
         self.ended: float | None = None
@@ -78,11 +82,39 @@ class Ticket(Generic[T]):
             raise self._error
         return self._value  # type: ignore[return-value]
 
+    @property
+    def stage(self) -> str:
+        """The latest stage the job reported ("" before its first)."""
+        return self.stages[-1][1] if self.stages else ""
+
     def _progress(self, stage: str) -> None:
         """The job's progress callback: records the stage, and stops a cancelled job at its next report."""
+        self._go_on()
+        self.stages.append((time.monotonic(), stage))
+
+    def _partial(self, value: T) -> None:
+        """The job's partial-result callback: holds `value` as the preview (a cancelled job stops here too)."""
+        self._go_on()
+        self.preview, self.previewed = value, time.monotonic()
+        self.previews += 1
+
+    def _go_on(self) -> None:
         if self._abort.is_set():
             raise Cancelled("the run was cancelled")
-        self.stage = stage
+
+
+class Reports:
+    """What a running job is given to tell its ticket: each stage it starts (call it with the stage, as any
+    `Progress`), and a partial result worth showing before its whole one (`partial`)."""
+
+    def __init__(self, ticket: Ticket[Any]) -> None:
+        self._ticket = ticket
+
+    def __call__(self, stage: str) -> None:
+        self._ticket._progress(stage)
+
+    def partial(self, value: Any) -> None:
+        self._ticket._partial(value)
 
 
 @dataclass
@@ -210,7 +242,7 @@ class DeviceQueues:
                 value, error = None, None
                 try:
                     with abort_on(ticket._abort):
-                        value = ticket._job(lane.worker, ticket._progress)
+                        value = ticket._job(lane.worker, Reports(ticket))
                 except Exception as exc:  # kept on the ticket: its callers raise it, bugs with their traceback
                     error = exc
                 ended = time.monotonic()

@@ -30,8 +30,8 @@ from fusionviz.measure.client import (
     warm_worker,
 )
 from fusionviz.measure.protocol import Device as Device  # re-exported: the app's fallback when none are listed
-from fusionviz.measure.protocol import Progress
 from fusionviz.measure.queue import DeviceQueues as DeviceQueues  # re-exported: what the app's progress box reads
+from fusionviz.measure.queue import Reports
 from fusionviz.measure.queue import Ticket as Ticket  # re-exported: what the app follows
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, SweepRequest
@@ -44,7 +44,8 @@ SPARES_AFTER_S = 5.0
 
 
 class _Run:
-    """What every run holds: the configuration it measures, on the device it names."""
+    """What every run holds: the configuration it measures, on the device it names. Its `measure(worker, reports)`
+    tells its stages, and a run that has one its partial result, through `reports`."""
 
     kind: ClassVar[str]
     config: RunConfig
@@ -62,8 +63,9 @@ class SessionRun(_Run):
     config: RunConfig
     kind: ClassVar[str] = "session"
 
-    def measure(self, worker: Worker, progress: Progress) -> Session:
-        return run_session(self.config, progress, worker=worker)
+    def measure(self, worker: Worker, reports: Reports) -> Session:
+        """The session, handed over partly timed after each timing process but the last (the lab draws it)."""
+        return run_session(self.config, reports, worker=worker, partial=reports.partial)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class NaiveRun(_Run):
     calls: int
     kind: ClassVar[str] = "naive"
 
-    def measure(self, worker: Worker, progress: Progress) -> NaiveResult:
+    def measure(self, worker: Worker, progress: Reports) -> NaiveResult:
         return run_naive(self.config, self.mode, self.calls, progress, worker=worker)
 
 
@@ -87,7 +89,7 @@ class SweepRun(_Run):
     request: SweepRequest
     kind: ClassVar[str] = "sweep"
 
-    def measure(self, worker: Worker, progress: Progress) -> Session:
+    def measure(self, worker: Worker, progress: Reports) -> Session:
         return run_sweep_session(self.config, self.request, progress, worker=worker)
 
 
@@ -136,8 +138,8 @@ class RunService:
         """Queue `run` on its device, or join the identical run waiting or running there."""
         key = run.key
 
-        def measure(worker: Worker, progress: Progress) -> Any:
-            value = run.measure(worker, progress)
+        def measure(worker: Worker, reports: Reports) -> Any:
+            value = run.measure(worker, reports)
             if isinstance(run, SessionRun) and not run.config.cold_compile:
                 spares = threading.Timer(SPARES_AFTER_S, keep_spares,
                                          (run.config.processes, run.config.device, worker.cache_dir))

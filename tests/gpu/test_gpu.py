@@ -48,6 +48,8 @@ def test_timings_are_cuda_events(ln_gelu_gpu: Session) -> None:
     assert ln_gelu_gpu.timing.timer == "cuda_events"
     for process in ln_gelu_gpu.timing.processes:
         assert process.error is None and process.pinned_cpu is not None  # the launching thread was pinned
+    cores = [p.pinned_cpu for p in ln_gelu_gpu.timing.processes]
+    assert len(set(cores)) == len(cores)  # each on a core of its own, so that they warmed side by side
     for lat in latency_estimates(ln_gelu_gpu).values():
         assert lat.low <= lat.median <= lat.high and lat.processes == 3
     assert ln_gelu_gpu.environment.device_kind == "cuda" and ln_gelu_gpu.environment.cuda_version

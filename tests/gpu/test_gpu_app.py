@@ -14,6 +14,7 @@ from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig
 from scripts.check_real_models import check_run
 from tests.integration.test_app import figures, kernels_per_mode
+from tests.lab_runs import to_the_end
 from tests.texts import unescaped
 from ui import state
 from ui.lab import interval_words
@@ -30,7 +31,7 @@ def test_lab_runs_a_live_gpu_configuration_and_shows_intervals(tmp_path: Path,
     at.sidebar.select_slider(key="dim").set_value(512)
     at.sidebar.select_slider(key="batch").set_value(256)
     at.sidebar.multiselect(key="modes").set_value(["default", "reduce-overhead"]).run()
-    at.sidebar.button(key="run").click().run()
+    to_the_end(at.sidebar.button(key="run").click().run())
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     config = RunConfig(model="mlp", dim=512, batch=256, device="cuda:0", modes=("eager", "default", "reduce-overhead"))
     session = state.results().get(SessionRun(config).key)
@@ -80,7 +81,7 @@ def test_the_lab_runs_a_real_model_with_the_kernels_of_its_trace(model: str, tmp
     at.sidebar.select_slider(key="batch").set_value(8)
     at.sidebar.slider(key="processes").set_value(1)
     at.sidebar.multiselect(key="modes").set_value(["default"]).run()
-    at.sidebar.button(key="run").click().run()
+    to_the_end(at.sidebar.button(key="run").click().run())
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     sizes = {"dim": REAL_MODELS[model].default_dim, **LAB_SIZES[model]}
     config = RunConfig(model=model, batch=8, device="cuda:0", modes=("eager", "default"), processes=1, **sizes)

@@ -26,6 +26,7 @@ from fusionviz.records.files import open_file
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import Session
 from tests.conftest import SHIPPED_SWEEP
+from tests.lab_runs import to_the_end
 from tests.synthetic import encoded, gpu_trace
 from tests.texts import unescaped
 from ui import lab, state
@@ -110,6 +111,15 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
 
     started = time.monotonic()
     at.sidebar.button(key="run").click().run()
+    preview_s = time.monotonic() - started
+    no_errors(at)
+    # first the figures of its first timing process of three, said as such, with the rest followed in a box
+    partly = [unescaped(c.value) for c in at.caption if "partly timed" in unescaped(c.value)]
+    assert len(partly) == 1 and "1 of 3 timing processes" in partly[0], partly
+    assert [unescaped(box.label).split(":")[0] for box in at.get("status")] == ["Refining"]
+    said = " ".join(unescaped(e.value) for e in [*at.markdown, *at.caption, *at.metric])
+    assert re.search(r"over \d+ rounds in 1 process\b", said), said
+    to_the_end(at)
     first_s = time.monotonic() - started
     no_errors(at)
     # how long it took, said once: the page's line, not the progress box's label above it besides
@@ -121,7 +131,8 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     at.sidebar.button(key="run").click().run()
     cached_s = time.monotonic() - started
     no_errors(at)
-    print(f"\nmlp dim 256 batch 64 eager+default through the UI: first run {first_s:.1f} s "
+    print(f"\nmlp dim 256 batch 64 eager+default through the UI: first figures {preview_s:.1f} s, first run "
+          f"{first_s:.1f} s "
           f"(compile {session.run('default').compile.first_call_s:.1f} s, Inductor cache "
           f"{session.run('default').compile.cache}), cached re-run {cached_s:.2f} s")
     assert cached_s < 2.0 < first_s
@@ -511,7 +522,7 @@ def test_the_lab_offers_a_real_model_at_its_published_sizes_and_runs_it_small() 
     at.sidebar.number_input(key="seq_hf:gpt2").set_value(16)
     at.sidebar.select_slider(key="batch").set_value(1).run()
     assert not at.sidebar.error and not at.sidebar.button(key="run").disabled
-    at.sidebar.button(key="run").click().run()
+    to_the_end(at.sidebar.button(key="run").click().run())
     no_errors(at)
     config = RunConfig(model="hf:gpt2", dim=64, batch=1, seq=16, layers=1, modes=("eager", "default"),
                        threads=default_threads())

@@ -12,6 +12,7 @@ from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
 from tests.integration.test_app import APP, TIMEOUT, no_errors
+from tests.lab_runs import to_the_end
 from tests.texts import unescaped
 from ui import backend, state
 
@@ -39,7 +40,7 @@ def run_small(at: AppTest) -> tuple[str, list[str]]:
     at.sidebar.select_slider(key="dim").set_value(32)
     at.sidebar.select_slider(key="batch").set_value(8)
     at.sidebar.multiselect(key="modes").set_value(["default"]).run()
-    at.sidebar.button(key="run").click().run()
+    to_the_end(at.sidebar.button(key="run").click().run())
     no_errors(at)
     label, lines = proposals_on_screen(at)
     print(f"\n{label}: {lines}")

@@ -36,9 +36,13 @@ def sessions() -> dict[str, Session]:
     return {}
 
 
+PREVIEWS: dict[str, list[Session]] = {}  # the partly timed sessions each recording handed over, by name
+
+
 def recorded(name: str, sessions: dict[str, Session], worker: Worker) -> Session:
     if name not in sessions:
-        sessions[name] = run_session(CONFIGS[name], worker=worker)
+        PREVIEWS[name] = []
+        sessions[name] = run_session(CONFIGS[name], worker=worker, partial=PREVIEWS[name].append)
     return sessions[name]
 
 
@@ -153,3 +157,27 @@ def test_the_listener_ties_inductors_skip_reason_to_the_graph_being_compiled() -
         log.warning("skipping cudagraphs due to mutated inputs (1 instances)")
         log.warning("CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size.")
     assert listener.cudagraph_skips == [(0, "skipping cudagraphs due to mutated inputs (1 instances)")]
+
+
+@pytest.mark.parametrize("name", ["chain", "chain_train"])
+def test_a_run_hands_over_its_session_after_each_timing_process_but_the_last(name: str,
+                                                                           sessions: dict[str, Session],
+                                                                           worker: Worker) -> None:
+    """The lab draws the first process's figures while the second times: the preview has the first process's
+    rounds and the memory that process measured (eager's), and the final session, handed out later, has not
+    changed it (default's memory, measured by the second process, is the final's alone)."""
+    session = recorded(name, sessions, worker)
+    previews = PREVIEWS[name]
+    assert session.timing is not None
+    assert len(previews) == len(session.timing.processes) - 1
+    if not previews:
+        return
+    (preview,) = previews
+    assert preview.timing is not None and [p.index for p in preview.timing.processes] == [0]
+    assert preview.timing.processes[0] is session.timing.processes[0]
+    assert _memory(preview, "eager") is _memory(session, "eager")
+    preview_default = preview.run("default")
+    assert preview_default is not None and preview_default.memory is None
+    assert _memory(session, "default").process == 1
+    report = analyse(preview)
+    assert report.comparisons and report.headline.text

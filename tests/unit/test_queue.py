@@ -14,7 +14,7 @@ import streamlit as st
 
 from fusionviz.errors import FusionvizError
 from fusionviz.measure.protocol import Progress
-from fusionviz.measure.queue import DeviceQueues
+from fusionviz.measure.queue import DeviceQueues, Reports
 from fusionviz.measure.service import WARM_KEY
 from fusionviz.measure.worker import Cancelled, Worker
 from ui import state
@@ -159,3 +159,42 @@ def test_a_run_behind_the_warm_up_says_what_the_warm_up_pays_for(queues: DeviceQ
     assert _waiting_label(second, queues).startswith("1st in line for cpu · ")
     other.set()
     assert second.wait(5)
+
+
+def test_a_job_hands_its_ticket_a_partial_result_before_its_whole_one(queues: DeviceQueues) -> None:
+    """A session timed by its first process is shown while the others time: the ticket holds it as its preview,
+    with every stage reported before and after, and the whole result replaces it at the end."""
+    gate, handed = threading.Event(), threading.Event()
+
+    def job(_worker: Worker, reports: Reports) -> str:
+        reports("timing process 1")
+        reports.partial("one process")
+        handed.set()
+        assert gate.wait(5)
+        reports("timing process 2")
+        return "two processes"
+
+    ticket = queues.submit("partly", "cpu", job)
+    assert handed.wait(5)
+    assert (ticket.preview, ticket.previews, ticket.stage, ticket.finished) == ("one process", 1, "timing process 1",
+                                                                               False)
+    assert ticket.previewed is not None and ticket.started is not None and ticket.previewed >= ticket.started
+    gate.set()
+    assert ticket.wait(5) and ticket.result() == "two processes"
+    assert [stage for _, stage in ticket.stages] == ["timing process 1", "timing process 2"]
+
+
+def test_a_cancelled_job_stops_when_it_hands_over_a_partial_result(queues: DeviceQueues) -> None:
+    gate, after = threading.Event(), []
+
+    def job(_worker: Worker, reports: Reports) -> None:
+        assert gate.wait(5)
+        reports.partial("too late")
+        after.append("went on")
+
+    ticket = queues.submit("cancelled", "cpu", job)
+    until(lambda: ticket.state == "running")
+    ticket.cancel()
+    gate.set()
+    assert ticket.wait(5) and ticket.state == "cancelled"
+    assert ticket.preview is None and after == []
