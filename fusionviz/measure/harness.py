@@ -458,7 +458,7 @@ def interleaved_rounds(steps: dict[str, Callable[[], None]], device: torch.devic
 
 def pinned_core(device: torch.device) -> int | None:
     """The one core a GPU timing worker runs on, recorded with its rounds: the client starts each one pinned
-    from its start (`Worker(cpus=…)`, see `client._timing_workers` for why). None on the CPU, where the
+    from its start (`Worker(cpus=…)`, see `client.timing_cores` for why). None on the CPU, where the
     compiled kernels use several threads and nothing is pinned."""
     allowed = os.sched_getaffinity(0)
     return next(iter(allowed)) if device.type == "cuda" and len(allowed) == 1 else None
