@@ -75,12 +75,21 @@ def run_cached(slot: str, run: Run, label: str, failed: str, previews: bool = Fa
     return follow(slot, previews)
 
 
-def _cancel(slot: str) -> None:
-    """The Cancel button's callback: let go of the slot's run (it stops if nobody else waits for it)."""
+def _cancel(slot: str, toast: bool = True) -> None:
+    """The Cancel button's callback: let go of the slot's run (it stops if nobody else waits for it). A lab run
+    whose preview is on screen leaves its latest preview there, said as cancelled (the toast is left out where
+    the button is in a fragment, whose callbacks may not draw)."""
+    if (waiting := state.pending(slot)) is not None and waiting.ticket.finished:
+        return  # too late to cancel: the run is followed to its result as usual
     pending = state.let_go(slot)
     if pending is not None:
-        pending.ticket.cancel()
-        st.toast("Run cancelled")
+        ticket = pending.ticket
+        ticket.cancel()
+        if toast:
+            st.toast("Run cancelled")
+        if slot == "lab" and state.shown("lab") == ticket.key and ticket.preview is not None:
+            state.keep_own(ticket.key, ticket.preview)
+            state.show("lab", ticket.key, _partly(ticket, "then cancelled"))
 
 
 def _ordinal(n: int) -> str:
@@ -162,14 +171,15 @@ def _took(ticket: Ticket[Any]) -> str:
                                                                      if queued >= 1 else "")
 
 
-def _partly(ticket: Ticket[Any]) -> str:
-    """How a preview was obtained: "partly timed: 1 of 3 timing processes after 49.6 s; the rest still run"."""
+def _partly(ticket: Ticket[Any], then: str = "the figures are refined as the others finish") -> str:
+    """How a preview was obtained: "partly timed so far: 1 of 3 timing processes, 49.6 s after Run; the figures
+    are refined as the others finish"."""
     preview = ticket.preview
     timed = len(preview.timing.processes) if isinstance(preview, Session) and preview.timing else 0
     of = preview.config.processes if isinstance(preview, Session) else 0
     at = ticket.previewed or time.monotonic()
-    return (f"partly timed so far: {timed} of {of} timing processes, {at - (ticket.started or at):.1f} s after Run; "
-            "the figures are refined as the others finish")
+    after = at - (ticket.started or at)
+    return f"partly timed so far: {timed} of {of} timing processes, {after:.1f} s after Run; {then}"
 
 
 @st.fragment(run_every=1.0)
@@ -181,7 +191,7 @@ def _refining(slot: str, previews: int) -> None:
         st.rerun()
     assert pending is not None
     ticket = pending.ticket
-    st.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot,))
+    st.button("Cancel", key=f"cancel_{slot}", on_click=_cancel, args=(slot, False))
     with st.status(f"Refining: {_waiting_label(ticket, state.runs().queues)}", expanded=False):
         for at, stage in ticket.stages:
             st.write(_stage_line(ticket, at, stage))

@@ -165,6 +165,36 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     assert any(d.value.shape[0] == 5 for d in at.dataframe)  # mlp: 5 kernels in the kernel table
 
 
+def test_a_run_cancelled_after_its_first_figures_keeps_them_and_says_so() -> None:
+    """Cancel pressed while the later timing processes of five run: the figures of those that ended stay on this
+    user's screen, said as cancelled, and nobody else is served them."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.sidebar.selectbox(key="model").set_value("linear_ln_gelu")
+    at.sidebar.select_slider(key="dim").set_value(32)
+    at.sidebar.select_slider(key="batch").set_value(8)
+    at.sidebar.slider(key="rounds").set_value(3)
+    at.sidebar.slider(key="processes").set_value(5).run()
+    config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, modes=("eager", "default"), rounds=3, processes=5,
+                       threads=default_threads())
+    state.results().pop(SessionRun(config).key)
+    at.sidebar.button(key="run").click().run()
+    no_errors(at)
+    assert [unescaped(box.label).split(":")[0] for box in at.get("status")] == ["Refining"]
+    at.button(key="cancel_lab").click().run()
+    no_errors(at)
+    said = [unescaped(c.value) for c in at.caption if "partly timed" in unescaped(c.value)]
+    assert len(said) == 1, said
+    timed = re.fullmatch(r"This run was partly timed so far: ([1-4]) of 5 timing processes, [\d.]+ s after Run; "
+                         r"then cancelled\.", said[0])
+    assert timed, said
+    key = SessionRun(config).key
+    shown: Session = at.session_state["own_results"].get(key)  # the figures on screen are those the line counts
+    assert shown.timing is not None and len(shown.timing.processes) == int(timed.group(1))
+    assert not at.get("status") and "pending_lab" not in at.session_state
+    assert state.results().get(key) is None
+    assert "Kernel timeline: one steady iteration per mode" in figures(at)
+
+
 def test_first_visit_shows_a_recorded_session(sessions_dir: Path, ln_gelu_session: Session) -> None:
     ln_gelu_session.save(sessions_dir / "cpu-linear_ln_gelu.json.gz")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
