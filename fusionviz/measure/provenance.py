@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -64,13 +64,20 @@ def tracking(model: torch.nn.Module) -> Iterator[None]:
 
 
 def source_tag(model: torch.nn.Module) -> str:
-    """A digest of the files that define the classes of `model` and its submodules (the zoo's file, a
-    transformers model's modeling file, a user's module): any edit to them gives another tag."""
-    files = sorted({file for module in model.modules()
-                    if (file := inspect.getsourcefile(type(module))) and os.path.isfile(file)})
+    """The `content_tag` of the files that define the classes of `model` and its submodules (the zoo's file, a
+    transformers model's modeling file, a user's module)."""
+    return content_tag({file for module in model.modules()
+                        if (file := inspect.getsourcefile(type(module))) and os.path.isfile(file)})
+
+
+def content_tag(files: Iterable[str]) -> str:
+    """A digest of what `files` hold, whatever their paths: any edit to one gives another tag, and a copy of the
+    same files elsewhere the same one. The contents are taken in the order of their own digests: in the order of
+    their paths, one checkout's zoo.py came after torch's files and another's before them, and the second
+    checkout missed the cache entries of the first."""
     digest = hashlib.sha256()
-    for file in files:
-        digest.update(Path(file).read_bytes())
+    for each in sorted(hashlib.sha256(Path(file).read_bytes()).digest() for file in files):
+        digest.update(each)
     return "fusionviz-source-" + digest.hexdigest()[:16]
 
 
