@@ -31,7 +31,7 @@ def _started(workers: list[Worker], timeout_s: float) -> list[float]:
 
 
 def test_before_the_capture_begins_each_timing_worker_starts_once_the_one_before_is_prepared() -> None:
-    with contextlib.closing(client._TimingWorkers(COUNT, None, None, "cpu")) as timers:
+    with contextlib.closing(client._TimingWorkers(COUNT, None, "cpu")) as timers:
         started = _started(timers.workers, timeout_s=120)
         # a torch import and a first trace (about 3 s here) between two starts; started together, milliseconds
         assert all(later - earlier > 1.0 for earlier, later in itertools.pairwise(started)), started
@@ -39,7 +39,7 @@ def test_before_the_capture_begins_each_timing_worker_starts_once_the_one_before
 
 
 def test_once_the_capture_begins_every_timing_worker_not_yet_up_starts_at_once() -> None:
-    with contextlib.closing(client._TimingWorkers(COUNT, None, None, "cpu")) as timers:
+    with contextlib.closing(client._TimingWorkers(COUNT, None, "cpu")) as timers:
         timers.begin()
         started = _started(timers.workers, timeout_s=30)
         assert max(started) - min(started) < 1.0, started
@@ -62,7 +62,7 @@ def test_a_run_that_ends_while_its_timing_workers_start_ends_them_all() -> None:
     the child held). Every close must return, leaving no worker process, however early it comes."""
     before = {p.pid for p in measuring_workers(os.getpid())}
     for delay_ms in range(0, 60, 3):
-        timers = client._TimingWorkers(COUNT, None, None, "cpu")
+        timers = client._TimingWorkers(COUNT, None, "cpu")
         time.sleep(delay_ms / 1000)
         closing = threading.Thread(target=timers.close, daemon=True)
         closing.start()

@@ -97,14 +97,14 @@ def test_a_run_times_in_the_spares_kept_for_it_and_ends_them() -> None:
     """Timing workers started and warmed before a run (`keep_spares`, the app's) are the run's timing processes,
     and each times that one run only: the run takes them from the spares and ends them."""
     keep_spares(2, "cpu")
-    spares = list(client._SPARES[(None, None, "cpu")])
-    assert len(spares) == 2 and all(w.alive for w, _ in spares)
+    spares = list(client._SPARES[(None, "cpu")])
+    assert len(spares) == 2 and all(w.alive and core is None for w, _, core in spares)
     session = run_session(RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3,
                                     processes=2, threads=default_threads()))
     assert session.timing is not None
     assert [p.error for p in session.timing.processes] == [None, None]
-    assert client._SPARES[(None, None, "cpu")] == []
-    assert not any(w.alive for w, _ in spares)
+    assert client._SPARES[(None, "cpu")] == []
+    assert not any(w.alive for w, _, _ in spares)
 
 
 # An app that starts a worker, says its pid, and sends it a compile warm-up (seconds of work after torch's
