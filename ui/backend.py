@@ -139,11 +139,10 @@ def follow(slot: str, previews: bool = False) -> Finished | None:
             if (now := _waiting_label(ticket, queues)) != label:
                 label = now
                 box.update(label=label)
-            for at, stage in ticket.stages[written:]:
-                box.write(_stage_line(ticket, at, stage))
-                written += 1
+            written = _write_stages(box, ticket, written)
             if previews and ticket.preview is not None:
                 st.rerun()  # drawn by the branch above, with the rest followed under a fragment
+        _write_stages(box, ticket, written)  # every stage, also those of a run that ended between two reruns
         button.empty()
         state.let_go(slot)
         try:
@@ -163,6 +162,14 @@ def follow(slot: str, previews: bool = False) -> Finished | None:
     return Finished(ticket.key, _took(ticket))
 
 
+def _write_stages(box: Any, ticket: Ticket[Any], written: int) -> int:
+    """The stages after the first `written` written into `box`; how many are written now."""
+    new = ticket.stages[written:]
+    for at, stage in new:
+        box.write(_stage_line(ticket, at, stage))
+    return written + len(new)
+
+
 def _took(ticket: Ticket[Any]) -> str:
     """How a finished run was obtained: "measured in 74.0 s, after 3 s in line"."""
     assert ticket.started is not None and ticket.ended is not None
@@ -172,13 +179,12 @@ def _took(ticket: Ticket[Any]) -> str:
 
 
 def _partly(ticket: Ticket[Any], then: str = "the figures are refined as the others finish") -> str:
-    """How a preview was obtained: "partly timed so far: 1 of 3 timing processes, 49.6 s after Run; the figures
-    are refined as the others finish"."""
+    """How a preview was obtained: "partly timed so far: 1 of 3 timing processes, 49.6 s after Run (its time in
+    line included); the figures are refined as the others finish"."""
     preview = ticket.preview
     timed = len(preview.timing.processes) if isinstance(preview, Session) and preview.timing else 0
     of = preview.config.processes if isinstance(preview, Session) else 0
-    at = ticket.previewed or time.monotonic()
-    after = at - (ticket.started or at)
+    after = (ticket.previewed or time.monotonic()) - ticket.submitted
     return f"partly timed so far: {timed} of {of} timing processes, {after:.1f} s after Run; {then}"
 
 

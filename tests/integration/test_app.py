@@ -126,6 +126,8 @@ def test_lab_runs_mlp_and_answers_a_rerun_from_the_cache() -> None:
     took = [unescaped(c.value) for c in at.caption if "measured in" in unescaped(c.value)]
     assert len(took) == 1 and took[0].startswith("This run was measured in ")
     assert [box.label for box in at.get("status")] == ["Done"]
+    stages = [m.value for m in at.markdown if re.match(r"^\s*[\d.]+ s · ", m.value)]
+    assert any("timing process 3" in stage for stage in stages), stages  # the folded box lists every stage
     session: Session = state.results().get(SessionRun(config).key)
     started = time.monotonic()
     at.sidebar.button(key="run").click().run()
