@@ -68,9 +68,9 @@ T = TypeVar("T")
 
 def timing_cores(device: str, count: int) -> list[int]:
     """The cores a GPU's `count` timing workers run on, one each, from the last core down (cuda:0's first), so
-    that they come up and warm side by side, not in turn on one core (three on one core of the H100 machine took
-    9.6 s past the capture's end before the first could time, benchmarks/RESULTS.md), and grids timing on
-    several GPUs at once share none while the machine has cores enough (past that they wrap around)."""
+    that they come up and warm side by side, not in turn on one core (with all three on one core, the first
+    began timing 9.6 s after an H100 run's captures ended, benchmarks/RESULTS.md), and grids timing on several
+    GPUs at once share none while the machine has cores enough (past that they wrap around)."""
     allowed = sorted(os.sched_getaffinity(0))
     index = int(device.split(":")[1]) if ":" in device else 0
     return [allowed[-1 - (index * count + i) % len(allowed)] for i in range(count)]
