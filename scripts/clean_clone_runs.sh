@@ -19,7 +19,9 @@ for i in ${RUNS:-1 2 3 4 5}; do
   (cd "$clone" && timeout 5400 .ci/run) > "$logs/run_$i.log" 2>&1
   rc=$? end=$(date +%s) load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   sleep 2
-  left=$(pgrep -f "$clone/" | wc -l)
+  # its processes left: those naming the clone, and those working in it (pytest's own command line is relative)
+  left=$( (pgrep -f "$clone/"; for d in /proc/[0-9]*; do
+             [[ $(readlink "$d/cwd" 2>/dev/null) == "$clone"* ]] && echo "${d#/proc/}"; done) | sort -u | wc -l)
   summary=$(grep -E '^=+ .*(passed|failed)' "$logs/run_$i.log" | tail -1)
   echo "run $i at ${commit:0:7}: rc=$rc wall=$((end - start))s started $(date -d "@$start" +%H:%M)" \
     "load $load -> $load_end, processes left $left; $summary" | tee -a "$logs/runs.txt"
