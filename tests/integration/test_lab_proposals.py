@@ -69,7 +69,7 @@ def test_the_proposal_of_capture_scalar_outputs_reruns_the_model_with_it(monkeyp
     assert label == "Try the fix: 1 variant to re-run"
     assert lines[0].startswith(f"**{CAPTURED}**: graphs 2 → 1")
     button = next(b for b in at.main.button if unescaped(b.label) == f"Re-run with {CAPTURED}")
-    button.click().run()
+    to_the_end(button.click().run())
     no_errors(at)
     assert at.sidebar.text_input(key="variants").value == CAPTURED
     config = RunConfig(model=own, dim=32, batch=8, modes=("eager", "default", CAPTURED), threads=default_threads())
