@@ -154,11 +154,12 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
     choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Model"), "linear_ln_gelu")
     started = time.monotonic()
     sidebar.get_by_role("button", name="Run", exact=True).click()
-    # the first timing process's figures first, said as such, under the box that follows the other two
-    page.get_by_text("This run was partly timed so far: 1 of 3 timing processes").wait_for(timeout=RUN_TIMEOUT_MS)
+    # the first timing processes' figures first, said as such (the second may have ended before the browser drew
+    # the first's, under load; the box that follows the rest is AppTest's to check, as the run may end any moment)
+    partly = re.compile(r"This run was partly timed so far: [12] of 3 timing processes")
+    page.get_by_text(partly).wait_for(timeout=RUN_TIMEOUT_MS)
     preview_s = time.monotonic() - started
     settle(page)
-    assert page.get_by_text("Refining:").count() == 1
     shoot(page, shots / "fusion-lab-partly-timed.png")
     page.get_by_text("This run was measured in").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)
