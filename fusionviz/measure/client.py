@@ -76,22 +76,18 @@ def timing_cores(device: str, count: int) -> list[int]:
     return [allowed[-1 - (index * count + i) % len(allowed)] for i in range(count)]
 
 
-def _timing_cores(device: str, count: int) -> list[int | None]:
-    """`timing_cores` on a GPU; on the CPU, None for each worker (the compiled kernels use several threads)."""
-    return list(timing_cores(device, count)) if device.startswith("cuda") else [None] * count
-
-
 def _pinned(core: int | None) -> set[int] | None:
     return {core} if core is not None else None
 
 
-def _cores_left(cores: list[int | None], taken: list[_Spare]) -> list[int | None]:
-    """`cores` less one entry for each spare's core (on the CPU every entry is None: nothing is pinned)."""
-    left = list(cores)
-    for _, _, core in taken:
+def _cores_for_new(device: str, count: int, spares: list[_Spare]) -> list[int | None]:
+    """The cores of the workers to start beside `spares` to make `count`: `timing_cores` less the spares' own, one
+    entry each; on the CPU None for each (the compiled kernels use several threads: nothing is pinned)."""
+    left: list[int | None] = list(timing_cores(device, count)) if device.startswith("cuda") else [None] * count
+    for _, _, core in spares:
         if core in left:
             left.remove(core)
-    return left
+    return left[:count - len(spares)]
 
 
 class _TimingWorkers:
@@ -114,7 +110,7 @@ class _TimingWorkers:
     def __init__(self, count: int, cache_dir: str | None, device: str) -> None:
         spares = _take_spares((cache_dir, device), count)
         fresh = [Worker(cache_dir=cache_dir, cpus=_pinned(core))
-                 for core in _cores_left(_timing_cores(device, count), spares)[:count - len(spares)]]
+                 for core in _cores_for_new(device, count, spares)]
         self.workers = [w for w, _, _ in spares] + fresh
         self._fresh = fresh
         self._device = device
@@ -192,7 +188,7 @@ def keep_spares(count: int, device: str, cache_dir: str | None = None) -> None:
     with _SPARES_LOCK:
         spares = _SPARES.setdefault((cache_dir, device), [])
         spares[:] = [spare for spare in spares if spare[0].alive]
-        for core in _cores_left(_timing_cores(device, count), spares)[:count - len(spares)]:
+        for core in _cores_for_new(device, count, spares):
             worker = Worker(cache_dir=cache_dir, cpus=_pinned(core))
             worker.start()
             spares.append((worker, in_background(_warm, worker, device), core))
@@ -367,14 +363,14 @@ def _with_memory(runs: list[ModeRun], measured: list[ModeMemory | str | None]) -
 
 
 def _memory_not_timed(modes: tuple[str, ...], cache_dir: str | None, config: RunConfig,
-                      progress: Progress | None) -> list[ModeMemory | str | None]:
+                      progress: Progress | None) -> list[ModeMemory | str]:
     """The memory of each mode that ran but no timing process measured (process i measures the i-th mode that
     ran, first; a failed process none), each in a fresh worker of its own where no other mode ran before it; a
     failure is said as a line for the run's logs."""
-    measured: list[ModeMemory | str | None] = []
+    measured: list[ModeMemory | str] = []
     for mode in modes:
         try:
-            with Worker(cache_dir=cache_dir, cpus=_pinned(_timing_cores(config.device, 1)[0])) as fresh:
+            with Worker(cache_dir=cache_dir, cpus=_pinned(_cores_for_new(config.device, 1, [])[0])) as fresh:
                 reply: MemoryReply = _ask(fresh, MemoryJob(config, mode), MemoryReply, progress, config.timeout_s)
             measured.append(reply.memory)
         except (WorkerError, ConfigError) as exc:
