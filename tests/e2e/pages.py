@@ -15,10 +15,18 @@ RUN_TIMEOUT_MS = 240_000
 CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(s => s.checkVisibility())"
 
 
+# A JS condition: no element of the page is a grey skeleton, which Streamlit shows until the element's code has
+# loaded (the lab's sliders and Run button came 3-4 s after the rest on a loaded machine; a clean-clone run beside
+# another one at load 8 still had one after 30 s, and there a page's `st.html` stylesheet was not applied yet).
+ELEMENTS_LOADED = f"() => !document.querySelector({ST.SKELETON!r})"
+
+
 def settle(page: Page) -> None:
-    """Wait until Streamlit has finished the current script run."""
+    """Wait until Streamlit has finished the current script run and the browser has the code of every element
+    it drew."""
     page.wait_for_timeout(500)
     page.wait_for_selector(ST.RUNNING, state="detached", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_function(ELEMENTS_LOADED, timeout=RUN_TIMEOUT_MS)
 
 
 # The trace types of the plots drawn on the page that the page's plotly.js (a partial bundle, ui/web/bundle.py)

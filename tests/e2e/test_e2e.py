@@ -18,17 +18,15 @@ import ui.web.selectors as ST
 from fusionviz.charts.registry import VIEWS
 from fusionviz.records.session import Session
 from fusionviz.records.talk import load_talk
-from tests.e2e.pages import CHART_DRAWN, RUN_TIMEOUT_MS, SLIDE, VIEWPORT, no_exceptions, settle
+from tests.e2e.pages import CHART_DRAWN, ELEMENTS_LOADED, RUN_TIMEOUT_MS, SLIDE, VIEWPORT, no_exceptions, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENTED_LAB = ST.keyed("fv_present_lab")  # the lab's presentation, on the page at the desk too, hidden
 
 
 def shoot(page: Page, path: Path) -> None:
-    """A screenshot of the page once every element is drawn: Streamlit shows a grey skeleton where an element's
-    code is still loading (the lab's sliders and Run button took 3-4 s after the rest on a loaded machine), and a
-    screenshot taken after `settle` alone showed them so."""
-    page.wait_for_function(f"() => !document.querySelector({ST.SKELETON!r})", timeout=30_000)
+    """A screenshot of the page once every element is drawn (no grey skeleton: `pages.ELEMENTS_LOADED`)."""
+    page.wait_for_function(ELEMENTS_LOADED, timeout=RUN_TIMEOUT_MS)
     page.screenshot(path=str(path))
 
 
@@ -225,7 +223,7 @@ def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browse
     left_out = page.get_by_text("left out in presentation mode")
 
     def shown(presenting: bool) -> None:
-        page.wait_for_function(f"({TIMELINE_TITLE_PX})() === {30 if presenting else 16}")
+        page.wait_for_function(f"({TIMELINE_TITLE_PX})() === {30 if presenting else 16}", timeout=RUN_TIMEOUT_MS)
         settle(page)
         assert statistics.is_visible() != presenting and left_out.is_visible() == presenting
         assert sidebar.get_attribute("data-collapsed") == str(presenting).lower()

@@ -40,6 +40,5 @@ def test_every_page_draws_its_charts_as_plain_plotly_charts(server: str, browser
     assert not [url for url in asked if "fusionviz-plotly-" in url or "fusionviz-view-" in url]
     assert "fusionviz-plotly-" not in page.content()  # no middleware: the head is Streamlit's own
     no_exceptions(page)
-    page.wait_for_function(f"() => !document.querySelector({ST.SKELETON!r})", timeout=30_000)
     page.screenshot(path=str(shots / f"plain-{path or 'Fusion_lab'}.png"))
     page.close()
