@@ -62,7 +62,7 @@ CHART_DRAWN = "[...document.querySelectorAll('.js-plotly-plot .main-svg')].some(
 DRAWN_WHOLE = (f"!!document.querySelector('{ST.keyed('run')} button')?.checkVisibility() && "
                f"document.querySelector('{ST.MAIN_BLOCK}').innerText.includes('Kernel timeline') && " + CHART_DRAWN)
 STORY_STEPS = 4  # from the talk's first scene: a timeline, the animation, a verdict, what fused into what
-FIRST_SESSION, OTHER_SESSION = "h200_pointwise_chain_4096x4096_float32.json.gz", "h200_mlp_512x256_float32.json.gz"
+FIRST_SESSION, OTHER_SESSION = "h100_pointwise_chain_4096x4096_float32.json.gz", "h100_mlp_512x256_float32.json.gz"
 
 
 # A plot on screen that was not on screen at `OLD_PLOTS`, by its drawing (Plotly lays a figure out anew for each

@@ -70,6 +70,7 @@ def memory_figure(report: Report, settings: ChartSettings = DEFAULT_SETTINGS, mo
     if not modes:
         fig.add_annotation(text="No mode's memory was recorded in this session", x=0.5, y=0.5, xref="paper",
                            yref="paper", showarrow=False)
+    fig.update_annotations(font_size=settings.font_size)  # the rows' titles: make_subplots sets them at 16 px
     fig.update_xaxes(title_text="µs from the iteration's start", row=max(len(modes), 1), col=1)
     height = max(settings.chart_px, 160 + int(settings.lane_px * 2.2) * max(len(modes), 1))
     return legend_below(style(fig, settings, "Memory over one iteration, by the op that made each block", height))

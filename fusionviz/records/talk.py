@@ -5,7 +5,7 @@ title = "Kernel fusion, measured"
 
 [[scene]]
 title = "Twelve elementwise ops become one kernel"   # optional headline
-session = "h200_pointwise_chain_4096x4096_float32.json.gz"   # a file in the library (sessions/)
+session = "h100_pointwise_chain_4096x4096_float32.json.gz"   # a file in the library (sessions/)
 view = "animation"                                   # one of the views a talk may name
 mode = "default"                                     # optional: the compiled mode the scene is about
 caption = "{eager_kernels} kernels become {kernels}: {speedup}"   # optional: the line under the view's headline,

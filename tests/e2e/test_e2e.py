@@ -124,7 +124,7 @@ def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: s
     settle(page)
     sidebar = page.locator(ST.SIDEBAR)
     choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Session"),
-           "h200_mlp_512x256_float32.json.gz")
+           "h100_mlp_512x256_float32.json.gz")
     page.get_by_text("The naive loop against this measurement").wait_for(timeout=60_000)
     # The timeline, what fused into what and the naive loop's chart at least, mounted as the run ends.
     page.wait_for_function(f"{PLOTS_BELOW} >= 3", timeout=10_000)
@@ -148,7 +148,7 @@ def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, 
     # at those sizes here.
     sidebar = page.locator(ST.SIDEBAR)
     choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Session"),
-           "h200_mlp_512x256_float32.json.gz")
+           "h100_mlp_512x256_float32.json.gz")
     choose(page, sidebar.locator(ST.SELECTBOX).filter(has_text="Model"), "linear_ln_gelu")
     started = time.monotonic()
     sidebar.get_by_role("button", name="Run", exact=True).click()

@@ -319,7 +319,7 @@ def test_trace_explorer_opens_sessions_and_plain_traces(sessions_dir: Path, ln_g
 def test_the_pair_diff_says_what_each_compiled_kernel_replaced(sessions_dir: Path) -> None:
     """Eager against default of one H200 session with Inductor's records: the diff table's fused bias+ReLU row
     names the eager ops it replaced, and its caption says the links come from those records."""
-    shutil.copy(Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz", sessions_dir)
+    shutil.copy(Path(__file__).resolve().parents[2] / "sessions" / "h100_mlp_512x256_float32.json.gz", sessions_dir)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.switch_page("pages/1_Trace_explorer.py").run()
     at.toggle(key="compare").set_value(True).run()

@@ -29,9 +29,9 @@ from ui.background import scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-MLP = "h200_mlp_512x256_float32.json.gz"  # default is slower than eager (0.61×) and adds kernels
+MLP = "h100_mlp_512x256_float32.json.gz"  # default is slower than eager (0.61×) and adds kernels
 BUSY = "h200_busy_graph_break_512x256_bfloat16.json.gz"  # tests/data: recorded beside another GPU's recording
-CHAIN = "h200_pointwise_chain_256x256_float32.json.gz"  # every compiled mode faster
+CHAIN = "h100_pointwise_chain_256x256_float32.json.gz"  # every compiled mode faster
 SWEEP = "h200_sweep_transformer_block_seq.json.gz"  # transformer_block over seq
 TIMEOUT = 120
 

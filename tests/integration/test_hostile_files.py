@@ -23,7 +23,7 @@ ESCAPED = r"\!\[x\]\(http\:\/\/example\.invalid\/x\.png\)"
 def hostile_session() -> dict[str, Any]:
     """A recorded H200 session whose names and texts carry markdown: a mode, the model, the GPU's name, a
     failed mode's error."""
-    data = json.loads(gzip.decompress((ROOT / "sessions/h200_graph_break_512x256_float32.json.gz").read_bytes()))
+    data = json.loads(gzip.decompress((ROOT / "sessions/h100_graph_break_512x256_float32.json.gz").read_bytes()))
     mode = "default " + MARKUP
     data["runs"][1]["mode"] = mode
     for process in data["timing"]["processes"]:

@@ -18,7 +18,7 @@ from fusionviz.cli import main
 from fusionviz.records.files import open_path
 from tests.conftest import DATA, ROOT
 
-INPUTS = [*sorted(DATA.glob("*.json.gz")), ROOT / "sessions" / "h200_graph_break_512x256_float32.json.gz"]
+INPUTS = [*sorted(DATA.glob("*.json.gz")), ROOT / "sessions" / "h100_graph_break_512x256_float32.json.gz"]
 
 # Inductor numbers its kernels in the order it generates them (`triton_poi_fused_add_3`, `cpp_fused_mul_0`).
 KERNEL_INDEX = re.compile(r"\b((?:triton_(?:poi|red|per|tem)|cpp)_fused\w*?)_\d+\b")

@@ -88,14 +88,14 @@ def test_accounting_sessions_carry_provenance_counters_and_the_ladder(path: Path
 
 
 def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:
-    session = opened("h200_pointwise_chain_4096x4096_float32.json.gz")
+    session = opened("h100_pointwise_chain_4096x4096_float32.json.gz")
     assert [len(iteration_kernels(session.run(m))) for m in ("eager", "default")] == [18, 1]
     default = analyse(session).comparisons["default"]
     assert default.verdict == "faster" and default.speedup.low > 5
 
 
 def test_the_launch_bound_mlp_loses_under_default_and_the_naive_loop_is_kept() -> None:
-    session = opened("h200_mlp_512x256_float32.json.gz")
+    session = opened("h100_mlp_512x256_float32.json.gz")
     compared = analyse(session).comparisons
     assert compared["default"].verdict == "slower" and compared["default"].speedup.high < 1
     assert session.naive is not None and session.naive.mode == "default"
@@ -111,7 +111,7 @@ def test_the_grid_holds_every_cell() -> None:
 def test_inspect_json_carries_latency_speedup_and_verdict(capsys: pytest.CaptureFixture[str]) -> None:
     from fusionviz.cli import main
 
-    path = SESSIONS / "h200_mlp_512x256_float32.json.gz"
+    path = SESSIONS / "h100_mlp_512x256_float32.json.gz"
     assert main(["inspect", str(path), "--json"]) == 0
     runs = {r["label"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
     compared = analyse(opened(path.name)).comparisons
@@ -133,7 +133,7 @@ def test_inspect_says_which_busy_figure_is_which(capsys: pytest.CaptureFixture[s
     against 8–21% for eager here), and the text says so and by how much the profiler stretched the iterations."""
     from fusionviz.cli import main
 
-    path = SESSIONS / "h200_mlp_512x256_float32.json.gz"
+    path = SESSIONS / "h100_mlp_512x256_float32.json.gz"
     assert main(["inspect", str(path)]) == 0
     text = capsys.readouterr().out
     report = analyse(opened(path.name))

@@ -91,10 +91,10 @@ def test_compiled_kernels_carry_the_lines_they_came_from(model: str, expected: l
 
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
 def test_the_attention_kernel_takes_the_fallback_ops_handle_though_an_op_inside_it_launched_it(mode: str) -> None:
-    """sessions/h200_transformer_block_256x8x128_float32: the wrapper calls
+    """sessions/h100_transformer_block_256x8x128_float32: the wrapper calls
     `torch.ops.aten._scaled_dot_product_efficient_attention`, whose kernel `_efficient_attention_forward` (an op
     inside it) launches; every kernel of the iteration has its handle, and the attention one links to eager's."""
-    path = Path(__file__).parents[2] / "sessions" / "h200_transformer_block_256x8x128_float32.json.gz"
+    path = Path(__file__).parents[2] / "sessions" / "h100_transformer_block_256x8x128_float32.json.gz"
     s = open_path(path)
     run, eager = s.run(mode), s.run("eager")
     kernels = iteration_kernels(run)

@@ -136,7 +136,7 @@ def test_collapse_labels_are_never_cut_nor_overlap_and_every_outline_is_in_the_l
         assert {OUTLINE_WORDS[r] for r in nodes.role if r in OUTLINE_WORDS} <= legend, mode
 
 
-FIGURE_SESSIONS = ["h200_mlp_512x256_float32", "h200_pointwise_chain_4096x4096_float32",
+FIGURE_SESSIONS = ["h100_mlp_512x256_float32", "h100_pointwise_chain_4096x4096_float32",
                    "h200_sweep_transformer_block_seq", "h200_grid_mlp_default"]
 
 

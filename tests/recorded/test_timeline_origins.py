@@ -23,7 +23,7 @@ from fusionviz.charts.view_captions import timeline_caption
 from fusionviz.records.files import open_file
 
 ROOT = Path(__file__).parents[2]
-MLP = ROOT / "sessions" / "h200_mlp_512x256_float32.json.gz"  # schema 3, with provenance
+MLP = ROOT / "sessions" / "h100_mlp_512x256_float32.json.gz"  # schema 3, with provenance
 PROVENANCE = ROOT / "tests" / "data" / "h200_prov_mlp_512x256_float32.json.gz"
 OLD = ROOT / "tests" / "data" / "schema1_3_h200_linear_ln_gelu_float32.json.gz"  # before provenance
 TRACE = ROOT / "tests" / "data" / "h200_linear_ln_gelu_fp32_default.trace.json.gz"  # a plain trace: no timing

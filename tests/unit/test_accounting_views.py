@@ -20,7 +20,7 @@ from tests.unit.factories import session
 from tests.unit.test_costs import _run, _trace
 from tests.unit.test_ladder import DEFAULT, EAGER, GRAPHED
 
-SHIPPED = Path(__file__).resolve().parents[2] / "sessions" / "h200_pointwise_chain_4096x4096_float32.json.gz"
+SHIPPED = Path(__file__).resolve().parents[2] / "sessions" / "h100_pointwise_chain_4096x4096_float32.json.gz"
 
 
 def test_waterfall_bars_run_from_the_rung_before_to_their_own_latency() -> None:

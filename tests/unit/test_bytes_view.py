@@ -23,7 +23,7 @@ from fusionviz.records.trace_pair import trace_pair
 ROOT = Path(__file__).resolve().parents[2]
 POINTWISE = ROOT / "sessions" / "h200_acct_pointwise_chain_4096x4096_float32.json.gz"
 MLP = ROOT / "sessions" / "h200_acct_mlp_512x256_float32.json.gz"
-TALK_MLP = ROOT / "sessions" / "h200_mlp_512x256_float32.json.gz"  # the talk's: the one recorded with the naive loop
+TALK_MLP = ROOT / "sessions" / "h100_mlp_512x256_float32.json.gz"  # the talk's: the one recorded with the naive loop
 TRACES = ROOT / "tests" / "data"
 CHAIN = 4096 * 4096 * 4  # one float32 tensor of the chain, bytes
 

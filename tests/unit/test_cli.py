@@ -73,7 +73,7 @@ def test_every_command_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("file", ["tests/data/h200_mlp_bf16_max-autotune.trace.json.gz",
-                                  "sessions/h200_graph_break_512x256_float32.json.gz"])
+                                  "sessions/h100_graph_break_512x256_float32.json.gz"])
 def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
     """torch alone costs 1.5-2 s; `inspect` of a trace or a session reads neither the worker's side nor charts."""
     code = ("import sys\nfrom fusionviz.cli import main\n"
@@ -123,7 +123,7 @@ def test_inspect_lists_every_cell_of_a_grid(capsys: pytest.CaptureFixture[str]) 
     cells = inspected["cells"]
     assert len(cells) == 9 and cells[2]["speedup"]["median"] == pytest.approx(table.speedup[2])
     assert inspected["crossover"].startswith("default is clearly faster than eager at 2 of 9 sizes")
-    assert main(["inspect", str(ROOT / "sessions" / "h200_mlp_512x256_float32.json.gz"), "--json"]) == 0
+    assert main(["inspect", str(ROOT / "sessions" / "h100_mlp_512x256_float32.json.gz"), "--json"]) == 0
     assert "cells" not in json.loads(capsys.readouterr().out)
 
 

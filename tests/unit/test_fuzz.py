@@ -25,7 +25,7 @@ from tests.synthetic import gpu_trace
 ROOT = Path(__file__).resolve().parents[2]
 REAL_TRACE = json.loads(gzip.decompress((ROOT / "tests/data/h200_linear_ln_gelu_fp32_default.trace.json.gz")
                                         .read_bytes()))
-REAL_SESSION = json.loads(gzip.decompress((ROOT / "sessions/h200_graph_break_512x256_float32.json.gz").read_bytes()))
+REAL_SESSION = json.loads(gzip.decompress((ROOT / "sessions/h100_graph_break_512x256_float32.json.gz").read_bytes()))
 FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid", "args")
 ARGS = ("External id", "external id", "correlation", "stream", "grid", "block", "Input Dims", "kernel_file")
 

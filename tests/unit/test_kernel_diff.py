@@ -22,7 +22,7 @@ BY_NAME = ["name", "kernel_class", "per_iteration_a", "us_per_iteration_a", "per
 
 
 def test_mlp_bias_relu_kernels_replaced_the_gemms_bias_and_the_relus_by_provenance() -> None:
-    opened = open_path(SESSIONS / "h200_mlp_512x256_float32.json.gz")
+    opened = open_path(SESSIONS / "h100_mlp_512x256_float32.json.gz")
     eager, default = opened.run("eager"), opened.run("default")
     diff = kernel_diff(eager, default)
     assert diff.kind == "provenance"

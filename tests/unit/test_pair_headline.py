@@ -14,7 +14,7 @@ SESSIONS = Path(__file__).resolve().parents[2] / "sessions"
 
 
 def test_the_chain_fused_reads_as_18_kernels_to_1_and_names_the_kernel_that_took_their_place() -> None:
-    chain = open_path(SESSIONS / "h200_pointwise_chain_4096x4096_float32.json.gz")
+    chain = open_path(SESSIONS / "h100_pointwise_chain_4096x4096_float32.json.gz")
     eager, default = chain.run("eager"), chain.run("default")
     summary = pair_summary(eager, default).set_index("quantity")
     headline = pair_headline(pair_summary(eager, default), kernel_diff(eager, default))
@@ -28,7 +28,7 @@ def test_the_chain_fused_reads_as_18_kernels_to_1_and_names_the_kernel_that_took
 
 
 def test_two_runs_of_the_same_kernels_name_the_largest_change_and_say_still() -> None:
-    mlp = open_path(SESSIONS / "h200_mlp_512x256_float32.json.gz")
+    mlp = open_path(SESSIONS / "h100_mlp_512x256_float32.json.gz")
     eager, graphed = mlp.run("eager"), mlp.run("eager_cuda_graph")
     diff = kernel_diff(eager, graphed)
     headline = pair_headline(pair_summary(eager, graphed), diff)

@@ -23,7 +23,7 @@ from ui.lab import LAB_CHART_PX, PLOT_KEY, next_views
 from ui.web import routes
 from ui.web.middleware import PageHead
 
-MLP = Path(__file__).resolve().parents[2] / "sessions" / "h200_mlp_512x256_float32.json.gz"
+MLP = Path(__file__).resolve().parents[2] / "sessions" / "h100_mlp_512x256_float32.json.gz"
 SETTINGS = ChartSettings.presentation()
 
 

@@ -16,7 +16,7 @@ from fusionviz.cli import main
 from fusionviz.errors import ExportError
 from fusionviz.records.files import open_path
 
-SESSION = Path(__file__).resolve().parents[2] / "sessions" / "h200_pointwise_chain_4096x4096_float32.json.gz"
+SESSION = Path(__file__).resolve().parents[2] / "sessions" / "h100_pointwise_chain_4096x4096_float32.json.gz"
 
 
 def test_a_still_is_the_last_frame_or_a_chosen_one_without_controls() -> None:

@@ -42,9 +42,9 @@ def test_two_recordings_of_one_configuration_in_one_talk_are_named_with_their_li
             '[[scene]]\nsession = "b.json.gz"\nview = "timeline"\n\n'
             '[[scene]]\nsession = "c.json.gz"\nview = "timeline"\n')
     talk = parse_talk(text, "mine.toml", views=VIEWS)
-    mlp = open_path(ROOT / "sessions" / "h200_mlp_512x256_float32.json.gz")
-    again = open_path(ROOT / "sessions" / "h200_acct_mlp_512x256_float32.json.gz")
-    other = open_path(ROOT / "sessions" / "h200_mlp_512x256_bfloat16.json.gz")
+    mlp = open_path(ROOT / "sessions" / "h200_acct_mlp_512x256_float32.json.gz")
+    again = open_path(ROOT / "tests" / "data" / "h200_prov_mlp_512x256_float32.json.gz")  # both on an H200
+    other = open_path(ROOT / "sessions" / "h100_mlp_512x256_bfloat16.json.gz")
     assert configuration(mlp) == configuration(again) != configuration(other)
     assert configurations_drawn_twice(talk, {"a.json.gz": mlp, "b.json.gz": other, "c.json.gz": again}) == [
         "mine.toml: mlp 512 × 256 float32 is drawn from a.json.gz (line 3) and from c.json.gz (line 11): keep one "

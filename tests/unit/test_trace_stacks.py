@@ -94,7 +94,7 @@ def test_a_trace_from_inductors_handler_shows_each_line_with_its_kernels() -> No
 
 
 def test_a_pair_of_plain_traces_gets_the_source_view_from_the_compiled_traces_stacks() -> None:
-    recorded = open_path(ROOT / "sessions" / "h200_branching_512x256_float32.json.gz")
+    recorded = open_path(ROOT / "sessions" / "h100_branching_512x256_float32.json.gz")
     eager_trace = recorded.run("eager").chrome_trace()
     assert eager_trace is not None
     eager = open_file(eager_trace, "eager.pt.trace.json")
