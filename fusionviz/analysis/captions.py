@@ -20,7 +20,7 @@ from fusionviz.analysis.source_view import SourceView
 from fusionviz.analysis.summary import Comparison
 from fusionviz.analysis.sweep import SweepReport
 from fusionviz.analysis.timing import Estimate
-from fusionviz.analysis.verdict import and_words, exact_words, ratio_words, result_words
+from fusionviz.analysis.verdict import and_words, exact_words, graphed_ahead, ratio_words, result_words
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.session import ModeRun, Session, Sweep
 
@@ -179,14 +179,17 @@ def latency_headline(comparisons: dict[str, Comparison], top: list[str]) -> Head
                           key=lambda item: item[1].speedup.median, default=(None, None))
         return Headline("No compiled mode is clearly faster than eager",
                         f"The closest, {closest}: {result_words(vs)}." if closest and vs else "", details)
+    graphed = graphed_ahead(compared, top)
+    fastest = "Fastest compiled mode" if graphed else "Fastest"
+    ahead = f"Eager replayed as one CUDA graph, with no compiler, is {result_words(graphed)}." if graphed else ""
     if len(top) > 1:
         other = "the other" if len(top) == 2 else "another"
-        return Headline(f"Fastest, tied: {and_words(top)}",
-                        f"Round by round, none of them is clearly faster than {other}.", details)
+        return Headline(f"{fastest}, tied: {and_words(top)}",
+                        ahead or f"Round by round, none of them is clearly faster than {other}.", details)
     best = comparisons[top[0]]
     pays = (f"Its compile pays back after {calls_words(best.break_even_calls)} calls." if best.break_even_calls
             else "")
-    return Headline(f"Fastest: {top[0]}, {result_words(best)} than eager", pays, details)
+    return Headline(f"{fastest}: {top[0]}, {result_words(best)} than eager", ahead or pays, details)
 
 
 def calls_words(calls: float) -> str:

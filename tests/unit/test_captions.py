@@ -67,6 +67,21 @@ def test_view_captions_say_what_each_view_shows() -> None:
     assert set(HEADLINES) == set(VIEWS)  # every view of the registry has its headline
 
 
+def test_eager_as_one_cuda_graph_ahead_of_every_compiled_mode_makes_the_headline_say_compiled() -> None:
+    """The small transformer block on the H100: "Fastest: reduce-overhead, 2.7x" above a chart where eager
+    replayed as one CUDA graph ran 6.3x faster."""
+    graphed = run("eager_cuda_graph", EAGER.kernels)
+    ahead = {**FAST, "eager_cuda_graph": [[0.05, 0.05, 0.06, 0.05]]}
+    report = analyse(session(EAGER, FUSED, graphed, ms=ahead))
+    latency = view_headline(report, "latency")
+    assert (latency.text, latency.mechanism) == ("Fastest compiled mode: default, 3x faster than eager",
+                                                 "Eager replayed as one CUDA graph, with no compiler, is 6x faster.")
+    assert "Fastest compiled mode: default;" in report.verdict
+    behind = {**FAST, "eager_cuda_graph": [[0.20, 0.20, 0.21, 0.19]]}  # 1.5x: default stays the fastest
+    assert view_headline(analyse(session(EAGER, FUSED, graphed, ms=behind)), "latency").text == (
+        "Fastest: default, 3x faster than eager")
+
+
 def test_the_source_stamp_says_where_and_when() -> None:
     s = session(EAGER, FUSED, ms=FAST)
     s.environment = Environment(device_name="NVIDIA H200", device_kind="cuda", torch_version="2.11.0+cu130",
