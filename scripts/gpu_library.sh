@@ -9,6 +9,8 @@
 # a train pass ends in _train).
 # A table row whose file is already in sessions/ is skipped (FORCE=1 records it again); DEADLINE=seconds stops
 # starting new rows after that long, so a call with a time limit ends between sessions, not inside one.
+# PACK=1 packs what a call wrote under $OUT/lib into one archive, $OUT/lib.tar.gz (a machine that hands back a
+# few files a call returned only 8 of a call's 10 sessions).
 # Modes: all five for the models whose story is the modes (mlp, linear_ln_gelu, pointwise_chain); eager, default
 # and reduce-overhead for the models that show a limit of fusion, which does not change with the mode; never
 # max-autotune for the convolution (autotuning convolutions ran past 10 minutes on the H200).
@@ -37,6 +39,7 @@ case "${PART:-lib}" in
         --modes "$modes" $extra --out "$OUT/lib/$name.json.gz" 2>&1 | grep -v "^\[" | tee -a "$OUT/lib/log_$GPU.txt"
       echo "$name recorded at $((SECONDS - start)) s" | tee -a "$OUT/lib/log_$GPU.txt"
     done < <(library)
+    if [[ -n "${PACK:-}" ]]; then tar czf "$OUT/lib.tar.gz" -C "$OUT" lib && rm -r "$OUT/lib"; fi
     ;;
   grid)
     python3 -m fusionviz grid --model mlp --mode default --dims "${GRID_DIMS:-256,1024,4096}" \
