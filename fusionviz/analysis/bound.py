@@ -86,10 +86,12 @@ def host_ends_us(run: ModeRun) -> list[float]:
     """When the host was done with each profiled iteration: the end of its last op, launch or compiled-region
     call, from the iteration's start."""
     ends: dict[int, float] = {}
-    for r in run.cpu_ops:
+    for r in run.cpu_ops:  # tens of thousands of rows in a real model's trace: a plain loop, no call per row
         if r.category in ("op", "launch", "region"):
-            ends[r.iteration] = max(ends.get(r.iteration, 0.0), float(r.start_us + r.dur_us))
-    return list(ends.values())
+            end = r.start_us + r.dur_us
+            if end > ends.setdefault(r.iteration, 0.0):
+                ends[r.iteration] = end
+    return [float(end) for end in ends.values()]
 
 
 def host_time_us(run: ModeRun) -> float:

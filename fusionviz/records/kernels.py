@@ -151,6 +151,8 @@ def _functor(template: str) -> str:
     a regex with the same meaning backtracks quadratically on a long word with no such part."""
     for word in _WORD.finditer(template):
         text = word.group()
+        if not any(w in text for w in _FUNCTOR_WORDS):  # most words of a long template: no part can match
+            continue
         offset = 0
         for part in text.split("_"):
             last = max(part.rfind(w) for w in _FUNCTOR_WORDS)

@@ -450,10 +450,12 @@ def _dims(value: Any, field: str, as_given: Counter[str]) -> str:
     if value is None:
         return ""
     if type(value) is list:
-        with contextlib.suppress(TypeError):  # a list inside: unhashable, and no launch dimension
+        try:
             text = _joined(tuple(value))
-            if text is not None:
-                return text
+        except TypeError:  # a list inside: unhashable, and no launch dimension
+            text = None
+        if text is not None:
+            return text
     as_given[field] += 1
     return clip(value if type(value) is str else shown(value), 120)
 
