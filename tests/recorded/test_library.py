@@ -87,6 +87,16 @@ def test_accounting_sessions_carry_provenance_counters_and_the_ladder(path: Path
     assert {s.step for s in analyse(session).ladder} >= {"eager → eager_cuda_graph", "eager → default"}
 
 
+@pytest.mark.parametrize("path", [p for p in RERECORDED if p.name.startswith("h100_")], ids=lambda p: p.name)
+def test_every_mode_of_the_h100_s_recordings_carries_its_memory(path: Path) -> None:
+    # the H100's recordings (2026-12-06 and after) measured each mode's memory in a fresh process of its own
+    session = open_file(path.read_bytes(), path.name)
+    ran = [r for r in session.runs if r.ok]
+    assert len(ran) >= 3 and [r.mode for r in ran if r.memory is None] == []
+    assert {r.memory.method for r in ran if r.memory is not None} == {"cuda_allocator"}
+    assert all(r.memory.held_bytes >= r.memory.inputs_bytes > 0 for r in ran if r.memory is not None)
+
+
 def test_the_bandwidth_bound_chain_collapses_and_wins() -> None:
     session = opened("h100_pointwise_chain_4096x4096_float32.json.gz")
     assert [len(iteration_kernels(session.run(m))) for m in ("eager", "default")] == [18, 1]
