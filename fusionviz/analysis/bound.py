@@ -94,12 +94,6 @@ def host_ends_us(run: ModeRun) -> list[float]:
     return [float(end) for end in ends.values()]
 
 
-def host_time_us(run: ModeRun) -> float:
-    """When the host was done with an iteration, on average (`host_ends_us`)."""
-    ends = host_ends_us(run)
-    return sum(ends) / len(ends) if ends else 0.0
-
-
 def bounds(session: Session) -> dict[str, Bound]:
     """Each profiled mode's host and GPU time per call, and its class (`classify`)."""
     on_gpu = session.environment.device_kind == "cuda"
@@ -112,8 +106,9 @@ def bounds(session: Session) -> dict[str, Bound]:
             if run.mode in timed:
                 low, host, high = timed[run.mode]
             else:
-                low, _, high = _quantiles(host_ends_us(run) or [0.0])
-                host, source = host_time_us(run), "profile"
+                ends = host_ends_us(run) or [0.0]  # when the host was done with each iteration: one walk
+                low, _, high = _quantiles(ends)
+                host, source = sum(ends) / len(ends), "profile"
                 call = calls.get(run.mode)
                 if call is not None and high > call:
                     low, host, high, source = min(low, call), min(host, call), call, "capped"
