@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fusionviz.cli import COMMANDS, main
+from fusionviz.cli import COMMANDS, command, main
 from fusionviz.cli.reporter import Column, json_text, table
 from fusionviz.measure.catalog import CATALOG, REAL_MODELS, available_models
 
@@ -69,7 +69,7 @@ def test_every_command_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert all(f"    {c.name}" in out and c.help.split()[0] in out for c in COMMANDS)
+    assert all(f"    {c.name}" in out and c.help.split()[0] in out for c in map(command, COMMANDS))
 
 
 @pytest.mark.parametrize("file", ["tests/data/h200_mlp_bf16_max-autotune.trace.json.gz",
