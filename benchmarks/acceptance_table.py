@@ -12,6 +12,8 @@ import statistics
 import sys
 from pathlib import Path
 
+import msgspec
+
 from fusionviz.analysis.report import analyse
 from fusionviz.records.session import Session
 
@@ -60,7 +62,6 @@ def main(folder: Path) -> int:
 def _pooled(runs: dict[tuple[str, str], dict[int, Session]], checks: dict[tuple[str, str, str], list[float]]) -> None:
     """How often the script's median falls inside fusionviz's latency interval when the timing processes of
     1, 2 or 3 runs are taken as one session (3, 6 or 9 processes): what more processes would have reported."""
-    import dataclasses
     import itertools
 
     for k in (1, 2, 3):
@@ -70,7 +71,8 @@ def _pooled(runs: dict[tuple[str, str], dict[int, Session]], checks: dict[tuple[
                 first = combo[0]
                 assert first.timing is not None
                 processes = [p for s in combo for p in (s.timing.processes if s.timing else [])]
-                merged = dataclasses.replace(first, timing=dataclasses.replace(first.timing, processes=processes))
+                timing = msgspec.structs.replace(first.timing, processes=processes)
+                merged = msgspec.structs.replace(first, timing=timing)
                 for mode, c in analyse(merged).comparisons.items():
                     script = checks.get((model, dtype, mode))
                     if script:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import msgspec
 import pandas as pd
 
 from fusionviz.analysis.summary import busy_fraction, comparisons
@@ -58,7 +59,7 @@ def cell_session(session: Session, dim: int, batch: int) -> Session:
     cell = next((c for c in session.grid.cells if (c.dim, c.batch) == (dim, batch)), None)
     if cell is None:
         raise SessionFileError(f"the grid has no cell at dim {dim}, batch {batch}")
-    return dataclasses.replace(session, config=dataclasses.replace(session.config, dim=dim, batch=batch,
+    return msgspec.structs.replace(session, config=dataclasses.replace(session.config, dim=dim, batch=batch,
                                                                    device=cell.device),
                                runs=cell.runs, timing=cell.timing, grid=None, label=f"dim {dim} × batch {batch}")
 

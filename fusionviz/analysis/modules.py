@@ -34,8 +34,8 @@ operations out), and the eager and compiled totals of one module compare what th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
+import msgspec
 import pandas as pd
 
 from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, micros
@@ -135,7 +135,7 @@ def module_table(runs: Iterable[ModeRun]) -> pd.DataFrame:
             continue
         iterations = max(run.summary.iterations, 1)
         if run.mode == GRAPHED_EAGER and not run.op_sources and eager is not None:
-            run = replace(run, op_sources=eager.op_sources)  # eager's kernels, replayed
+            run = msgspec.structs.replace(run, op_sources=eager.op_sources)  # eager's kernels, replayed
         per: dict[str, list[float]] = {}
         ordered = sorted(zip(run.kernels, kernel_modules(run), strict=True),
                          key=lambda pair: (pair[0].iteration, pair[0].start_us))

@@ -4,8 +4,7 @@ it; and the `draw_*` functions the registry names, each a view's figure from the
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import plotly.graph_objects as go
 
 from fusionviz.analysis.captions import speedup_words
@@ -97,7 +96,7 @@ def draw_verdict(report: Report, asked: Asked) -> go.Figure:
 def draw_timeline(report: Report, asked: Asked) -> go.Figure:
     """Eager and the asked mode, or every mode when none is asked."""
     session = report.session
-    shown = (dataclasses.replace(session, runs=[r for r in session.runs if r.mode in ("eager", asked.mode)])
+    shown = (msgspec.structs.replace(session, runs=[r for r in session.runs if r.mode in ("eager", asked.mode)])
              if asked.mode else session)
     return timeline_figure(shown, timeline_bars(shown), asked.settings, latencies=report.latencies)
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from typing import Any, TypeVar
 
+import msgspec
+
 from fusionviz.errors import ConfigError, WorkerError
 from fusionviz.measure.catalog import validated
 from fusionviz.measure.load import machine_load
@@ -356,9 +358,9 @@ def _with_memory(runs: list[ModeRun], measured: list[ModeMemory | str | None]) -
     for run in runs:
         memory = next(ran, None) if run.ok else None
         if isinstance(memory, str):
-            given.append(dataclasses.replace(run, logs=[*run.logs, memory]))
+            given.append(msgspec.structs.replace(run, logs=[*run.logs, memory]))
         else:
-            given.append(dataclasses.replace(run, memory=memory) if memory is not None else run)
+            given.append(msgspec.structs.replace(run, memory=memory) if memory is not None else run)
     return given
 
 

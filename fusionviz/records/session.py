@@ -11,12 +11,11 @@ import base64
 import gzip
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
-from msgspec import Meta
+from msgspec import Meta, Struct, field
 
 from fusionviz.errors import ConfigError, SessionFileError
 from fusionviz.records.ceilings import Ceilings
@@ -46,9 +45,12 @@ Timer = Literal["cuda_events", "perf_counter"]
 GraphCache = Literal["hit", "miss", "bypass", ""]
 MemoryMethod = Literal["cuda_allocator", "profiler_memory_events"]
 
+# The records are msgspec Structs, as the kernel rows are: their classes are made and decoded in C, where
+# dataclasses' generated methods were most of what importing this module cost `inspect`; `weakref=True` lets the
+# app key what it computes from a record by a weak reference to it (ui/memo.py).
 
-@dataclass
-class Environment:
+
+class Environment(Struct, weakref=True):
     """Where a session was captured. Versions are None where not applicable (no CUDA on a CPU run)."""
 
     device_name: str = ""
@@ -68,8 +70,7 @@ class Environment:
     libraries: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class Latency:
+class Latency(Struct, weakref=True):
     """Schema 1's per-call latency in ms: `repeats` repeats of `calls_per_repeat` calls each, every mode timed
     on its own. Sessions of schema 2 keep their timing in `Session.timing` instead."""
 
@@ -81,8 +82,7 @@ class Latency:
     timer: Timer
 
 
-@dataclass
-class MachineLoad:
+class MachineLoad(Struct, weakref=True):
     """How busy the machine was, read from /proc around a run: other work skews CPU timings."""
 
     cores: Int64  # CPU cores this process may use
@@ -91,8 +91,7 @@ class MachineLoad:
     others: list[str] = field(default_factory=list)  # the busiest other processes: "name (pid): 0.9 cores"
 
 
-@dataclass
-class TimingProcess:
+class TimingProcess(Struct, weakref=True):
     """One fresh worker process's timing: every mode in `rounds`, interleaved, so drift hits all alike.
 
     `rounds[r][mode]` is the mean ms per call of that mode's `calls_per_round[mode]` calls in round r.
@@ -110,8 +109,7 @@ class TimingProcess:
     error: str | None = None
 
 
-@dataclass
-class Timing:
+class Timing(Struct, weakref=True):
     """Every round of every timing process of a session: the raw data latencies and speedups come from."""
 
     timer: Timer
@@ -120,8 +118,7 @@ class Timing:
     load_after: MachineLoad | None = None
 
 
-@dataclass
-class CompileInfo:
+class CompileInfo(Struct, weakref=True):
     """The first compiled call, timed on its own. `cache` says whether Inductor's caches were hit."""
 
     first_call_s: Finite
@@ -134,14 +131,12 @@ class CompileInfo:
     settings: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class GraphBreak:
+class GraphBreak(Struct, weakref=True):
     reason: str
     user_frame: str  # "file:line in function: source line"
 
 
-@dataclass
-class TraceSummary:
+class TraceSummary(Struct, weakref=True):
     """Per-iteration counts read off the profiled iterations (means over them): raw records only, busy and idle
     time are computed on load (`analysis.trace_stats.busy_time`; schema 1's stored figures are ignored)."""
 
@@ -171,8 +166,7 @@ class TraceSummary:
             raise ValueError("representative_iteration is not one of its iterations")
 
 
-@dataclass
-class NoFusion:
+class NoFusion(Struct, weakref=True):
     """A fusion Inductor's scheduler refused, as it logged it (`WhyNoFuse` on the `fusion` artifact log: "cannot
     fuse op1 with op4: no shared data"), once per pair and reason. `node1` and `node2` are its scheduler nodes'
     names (`op4`; a node fused already joins its operations' names, `op2_op3`); `post_grad1` and `post_grad2` the
@@ -192,8 +186,7 @@ class NoFusion:
     loops2: list[str] = field(default_factory=list)
 
 
-@dataclass
-class GraphProvenance:
+class GraphProvenance(Struct, weakref=True):
     """Inductor's provenance artifacts for one compiled graph (a forward, or a train pass's backward), kept as
     it emitted them on the structured-trace logger (`provenance_tracking_level = 1`); read in `analysis.provenance`.
 
@@ -213,8 +206,7 @@ class GraphProvenance:
     no_fusion: list[NoFusion] = field(default_factory=list)
 
 
-@dataclass
-class GraphNode:
+class GraphNode(Struct, weakref=True):
     """A node of a graph Dynamo captured (Inductor's pre-grad nodes), with the module it ran in and its line."""
 
     graph: Count  # which captured graph, 0-based in capture order (a graph break starts the next)
@@ -225,8 +217,7 @@ class GraphNode:
     code: str = ""  # that line's text
 
 
-@dataclass
-class OpSource:
+class OpSource(Struct, weakref=True):
     """An eager launching op's module and source line, from a profiling pass of its own (never a timed one):
     one per kernel row of one eager iteration, in launch order."""
 
@@ -237,8 +228,7 @@ class OpSource:
     code: str = ""  # that line's text
 
 
-@dataclass
-class MemoryEvent:
+class MemoryEvent(Struct, weakref=True):
     """One allocation (`bytes` > 0) or free (< 0) of one profiled iteration, in order: when (`t_us`, from the
     iteration's start), and the op or kernel that made the block (for a free, the op that had allocated it: "before
     the window" for a block made before the iteration; "" where the trace does not say)."""
@@ -248,8 +238,7 @@ class MemoryEvent:
     op: str = ""
 
 
-@dataclass
-class SavedForBackward:
+class SavedForBackward(Struct, weakref=True):
     """What one forward of a train pass saved for its backward (`torch.autograd.graph.saved_tensors_hooks` around
     the step, each storage counted once): every saved storage (`bytes`, `tensors`), and those that are neither a
     parameter nor one of the model's inputs, the activations (`activation_bytes`, `activations`)."""
@@ -260,8 +249,7 @@ class SavedForBackward:
     activations: Count
 
 
-@dataclass
-class ModeMemory:
+class ModeMemory(Struct, weakref=True):
     """One mode's memory, measured in a fresh process where it ran first (a timing process, or one of its own):
     no other mode's blocks in the allocator's cache, nothing compiled before it.
 
@@ -309,16 +297,14 @@ class ModeMemory:
     process: Int64 = -1
 
 
-@dataclass
-class TensorShape:
+class TensorShape(Struct, weakref=True):
     """One input of the model: its shape and the bytes of one element."""
 
     shape: list[Count]
     itemsize: Count
 
 
-@dataclass
-class RecordedGraph:
+class RecordedGraph(Struct, weakref=True):
     """One CUDA graph a graph tree recorded: the compiled function it replays (`function`, numbered by the tree in
     the order functions were wrapped), whether that is a forward, a backward or an inference graph, and the
     shapes of its outputs ("4096x4096"); a function recorded twice was re-recorded (for new shapes)."""
@@ -328,8 +314,7 @@ class RecordedGraph:
     output_shapes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class CudaGraphs:
+class CudaGraphs(Struct, weakref=True):
     """What a mode that records CUDA graphs captured, read in the capture's process after the warm-up: Inductor's
     skip reasons, each with the compiled graph it skipped (an index into `ModeRun.provenance`, -1 where unknown);
     the graphs the tree recorded; Inductor's counters (`cudagraph_skips`, and the non-static inputs of every
@@ -344,8 +329,7 @@ class CudaGraphs:
     inputs: list[TensorShape] = field(default_factory=list)
 
 
-@dataclass
-class AotNode:
+class AotNode(Struct, weakref=True):
     """A computing node of an AOTAutograd graph: its name (a node recomputed in the backward keeps the name it
     has in the forward) and its ATen op."""
 
@@ -353,8 +337,7 @@ class AotNode:
     op: str
 
 
-@dataclass
-class AotGraph:
+class AotGraph(Struct, weakref=True):
     """A forward or backward graph AOTAutograd handed to Inductor (its `aot_forward_graph` /
     `aot_backward_graph` structured-trace records), as its computing nodes; `frame` the Dynamo frame and compile
     it belongs to ("0/0")."""
@@ -364,8 +347,7 @@ class AotGraph:
     nodes: list[AotNode] = field(default_factory=list)
 
 
-@dataclass
-class ModeRun:
+class ModeRun(Struct, weakref=True):
     """One mode's results. `status` is "ok", "error" or "not_applicable" (then `error` says why)."""
 
     mode: str
@@ -410,8 +392,7 @@ class ModeRun:
         return bytes(inflate(base64.b64decode(self.trace_gz_b64, validate=True), f"the {self.mode} trace"))
 
 
-@dataclass
-class SweepCall:
+class SweepCall(Struct, weakref=True):
     """One call of a shape sweep under one strategy."""
 
     index: Int64
@@ -422,8 +403,7 @@ class SweepCall:
     fell_back_to_eager: bool = False
 
 
-@dataclass
-class StrategyRun:
+class StrategyRun(Struct, weakref=True):
     """A shape-sweep strategy's results: per-call timings, compiles and their reasons."""
 
     strategy: str
@@ -447,8 +427,7 @@ class StrategyRun:
         return kernel_frame(self.kernels)
 
 
-@dataclass
-class Sweep:
+class Sweep(Struct, weakref=True):
     """A dynamic-vs-static shapes sweep over one dimension (`batch` or `seq`)."""
 
     dimension: str
@@ -458,8 +437,7 @@ class Sweep:
     kernel_size: Int64 | None = None  # the size whose kernels are kept per strategy
 
 
-@dataclass
-class GridCell:
+class GridCell(Struct, weakref=True):
     """One (dim, batch) point of a crossover grid: its runs and timing, as a session of its own would hold."""
 
     dim: Int64
@@ -471,8 +449,7 @@ class GridCell:
     node: str = ""  # the host it ran on (a Ray grid's cells run on any node); empty in older sessions
 
 
-@dataclass
-class Grid:
+class Grid(Struct, weakref=True):
     """A crossover grid: the session's configuration at every hidden dim × batch, to see where compiling
     starts to win."""
 
@@ -481,8 +458,7 @@ class Grid:
     cells: list[GridCell] = field(default_factory=list)
 
 
-@dataclass
-class Session:
+class Session(Struct, weakref=True):
     config: RunConfig
     environment: Environment
     runs: list[ModeRun] = field(default_factory=list)
@@ -581,8 +557,7 @@ def _kernel_row(row: dict[str, Any], what: str) -> None:
                                   f"unknown {', '.join(unknown)}" if unknown else "") if part))
 
 
-@dataclass
-class NaiveResult:
+class NaiveResult(Struct, weakref=True):
     """The widely copied naive measurement of one mode (see `measure.naive`), kept to show what it gets wrong."""
 
     mode: str

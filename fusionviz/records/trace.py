@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import dataclasses
 import operator
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from fusionviz.errors import ConfigError, TraceError
 from fusionviz.records.decode import INT64, clip, shown
@@ -177,7 +178,7 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         rows.sort(key=_ITERATION)
     durations = [w.dur for w in windows.events]
     summary = summarise(kernel_rows, durations, launches_counted=bool(device), launches=launch_rows)
-    summary = dataclasses.replace(
+    summary = msgspec.structs.replace(
         summary, iterations_from=windows.source,
         region_calls=_repeated_calls(host) if windows.source == "trace" else 0,
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],

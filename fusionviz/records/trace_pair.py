@@ -6,7 +6,7 @@ timing outside the profiler, so a pair has none, and says so."""
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from fusionviz.errors import SessionFileError
 from fusionviz.records.config import RunConfig
@@ -38,5 +38,5 @@ def pair_session(a: ModeRun, b: ModeRun, label_a: str, label_b: str) -> Session:
 def _paired(first: tuple[ModeRun, str], second: tuple[ModeRun, str], config: RunConfig, environment: Environment,
             label: str) -> Session:
     """The one builder of a pair: each run under its new mode name, in a session of plain traces."""
-    runs = [dataclasses.replace(run, mode=mode) for run, mode in (first, second)]
+    runs = [msgspec.structs.replace(run, mode=mode) for run, mode in (first, second)]
     return Session(config=config, environment=environment, runs=runs, source="trace", label=label)

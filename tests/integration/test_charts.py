@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 
+import msgspec
 import pytest
 
 from fusionviz.analysis import kernel_diff, kernel_tables, sources, sweep
@@ -121,7 +122,7 @@ def test_collapse_links_layer_norm_and_gelu_into_one_kernel(ln_gelu_session: Ses
 def test_collapse_says_so_when_compiled_runs_more_kernels(ln_gelu_session: Session) -> None:
     eager, default = ln_gelu_session.run("eager"), ln_gelu_session.run("default")
     # The same two real runs in reverse roles: the "compiled" side now has more kernels.
-    more = dataclasses.replace(eager, mode="default")
+    more = msgspec.structs.replace(eager, mode="default")
     title = collapse.collapse_figure(collapse_of(default, more)).layout.title.text
     assert "MORE kernels" in title and f"{len(iteration_kernels(default))} → {len(iteration_kernels(eager))}" in title
 
@@ -232,9 +233,9 @@ def test_sweep_latency_has_a_line_per_strategy_and_a_marker_per_compile(which: s
 def test_sweep_latency_marks_eager_fallbacks_with_a_note(small_sweep: Session) -> None:
     # The real static run, as it reads once Dynamo gives up after call 4 (the session is copied, not changed).
     static = small_sweep.sweep.strategies[0]
-    calls = [dataclasses.replace(c, fell_back_to_eager=c.index >= 4) for c in static.calls]
-    fallen = dataclasses.replace(small_sweep, sweep=dataclasses.replace(
-        small_sweep.sweep, strategies=[dataclasses.replace(static, calls=calls, recompile_limit_hit=True)]))
+    calls = [msgspec.structs.replace(c, fell_back_to_eager=c.index >= 4) for c in static.calls]
+    fallen = msgspec.structs.replace(small_sweep, sweep=msgspec.structs.replace(
+        small_sweep.sweep, strategies=[msgspec.structs.replace(static, calls=calls, recompile_limit_hit=True)]))
     fig = sweep_charts.sweep_latency_figure(analyse(fallen))
     assert list(traces_named(fig, ": ran in eager")["static"].x) == [4, 5]
     note = sweep.recompile_limit_note(fallen)

@@ -10,6 +10,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import msgspec
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -154,7 +155,8 @@ def test_the_lab_opens_any_library_session_and_shows_its_configuration(tmp_path:
     folder = tmp_path / "library"
     folder.mkdir()
     ln_gelu_session.save(folder / "a_ln_gelu.json.gz")
-    bigger = dataclasses.replace(ln_gelu_session, config=dataclasses.replace(ln_gelu_session.config, dim=64, batch=16))
+    bigger = msgspec.structs.replace(ln_gelu_session,
+                                     config=dataclasses.replace(ln_gelu_session.config, dim=64, batch=16))
     bigger.save(folder / "b_ln_gelu_64x16.json.gz")
     monkeypatch.setenv("FUSIONVIZ_SESSIONS_DIR", str(folder))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
@@ -200,7 +202,7 @@ def test_the_lab_shows_a_crossover_grid_and_any_cell_of_it(tmp_path: Path, ln_ge
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     cells = [GridCell(dim=d, batch=8, device="cpu", runs=ln_gelu_session.runs, timing=ln_gelu_session.timing)
              for d in (32, 64)]
-    grid = dataclasses.replace(ln_gelu_session, runs=[], timing=None,
+    grid = msgspec.structs.replace(ln_gelu_session, runs=[], timing=None,
                                grid=Grid(dims=[32, 64], batches=[8], cells=cells),
                                config=dataclasses.replace(ln_gelu_session.config, modes=("eager", "default")))
     grid.save(tmp_path / "grid.json.gz")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from collections import Counter
@@ -10,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -97,8 +97,8 @@ def test_a_session_of_the_same_content_gets_the_same_report(calls: Counter[str])
     shown = session(EAGER, FUSED, ms={m: MS[m] for m in ("eager", "default")})
     first = analyse(shown)
     assert analyse(shown) is first
-    assert analyse(dataclasses.replace(shown)) is first  # rebuilt, as a grid's cell is on every rerun
-    assert analyse(dataclasses.replace(shown, label="another")) is not first
+    assert analyse(msgspec.structs.replace(shown)) is first  # rebuilt, as a grid's cell is on every rerun
+    assert analyse(msgspec.structs.replace(shown, label="another")) is not first
     assert calls["Report"] == 2 and calls["comparisons"] == 0  # nothing computed before it is asked for
     assert first.comparisons is first.comparisons and calls["comparisons"] == 1
 

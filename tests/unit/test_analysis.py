@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
 import pandas as pd
 import pytest
 
@@ -102,8 +103,10 @@ def test_a_sure_but_negligible_difference_is_no_clear_difference() -> None:
 
 
 def test_schema_one_sessions_compare_separately_timed_latencies() -> None:
-    old_eager = dataclasses.replace(EAGER, latency=Latency(0.10, 0.09, 0.12, [0.09, 0.10, 0.12], 10, "cuda_events"))
-    old_fused = dataclasses.replace(FUSED, latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
+    old_eager = msgspec.structs.replace(EAGER,
+                                        latency=Latency(0.10, 0.09, 0.12, [0.09, 0.10, 0.12], 10, "cuda_events"))
+    old_fused = msgspec.structs.replace(FUSED,
+                                        latency=Latency(0.05, 0.045, 0.06, [0.045, 0.05, 0.06], 10, "cuda_events"))
     vs = analyse(session(old_eager, old_fused)).comparisons["default"]
     assert (vs.speedup.median, vs.speedup.low, vs.speedup.high) == pytest.approx((2.0, 0.09 / 0.06, 0.12 / 0.045))
     assert vs.speedup.samples == 0 and "modes timed apart" in analyse(session(old_eager, old_fused)).verdict

@@ -3,8 +3,7 @@ traces, which has no timing and says so."""
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from fusionviz.analysis.captions import speedup_words
@@ -87,7 +86,7 @@ def test_the_source_stamp_says_where_and_when() -> None:
     s.environment = Environment(device_name="NVIDIA H200", device_kind="cuda", torch_version="2.11.0+cu130",
                                 captured_at="2026-11-29T16:09:56+00:00")
     assert analyse(s).source.stamp == "NVIDIA H200 · torch 2.11.0+cu130 · 2026-11-29"
-    live = dataclasses.replace(s, source="live", environment=Environment(
+    live = msgspec.structs.replace(s, source="live", environment=Environment(
         device_name="CPU: Xeon (2 cores)", device_kind="cpu", torch_version="2.13.0", captured_at="2026-11-30T08:00"))
     assert analyse(live).source.stamp == "live CPU · torch 2.13.0 · 2026-11-30"
 
@@ -98,8 +97,8 @@ def traces(*runs_: object) -> list[Session]:
 
 
 def test_a_pair_of_plain_traces_opens_as_eager_and_a_mode_without_timing() -> None:
-    eager, compiled = traces(dataclasses.replace(EAGER, mode="mine.pt.trace"),
-                             dataclasses.replace(FUSED, mode="mine_compiled.pt.trace"))
+    eager, compiled = traces(msgspec.structs.replace(EAGER, mode="mine.pt.trace"),
+                             msgspec.structs.replace(FUSED, mode="mine_compiled.pt.trace"))
     pair = trace_pair(eager, compiled, "max-autotune")
     assert [r.mode for r in pair.runs] == ["eager", "max-autotune"] and pair.source == "trace"
     report = analyse(pair)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
+import msgspec
 import plotly.graph_objects as go
 import pytest
 
@@ -61,7 +61,8 @@ def test_all_iterations_lay_iterations_end_to_end() -> None:
 
 
 def test_graph_breaks_mark_a_change_of_compiled_frame_within_a_call() -> None:
-    broken = dataclasses.replace(COMPILED, graph_breaks=[GraphBreak("Tensor.item", "model.py:3 in forward: x.item()")])
+    broken = msgspec.structs.replace(COMPILED,
+                                     graph_breaks=[GraphBreak("Tensor.item", "model.py:3 in forward: x.item()")])
     s = session(EAGER, broken)
     markers = break_markers(s, timeline_bars(s))
     # at the end of the graph call before frame 1 resumed: eager code ran from there

@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from fusionviz.analysis.contract import check, contract_of, floors_of
@@ -123,8 +124,9 @@ def test_a_mode_that_no_longer_runs_is_a_regression() -> None:
 
 def test_a_contract_from_a_hand_made_sessions_report() -> None:
     eager = run("eager", [k("aten::linear", 0, 10), k("aten::layer_norm", 10, 5), k("aten::gelu", 15, 5)])
-    default = replace(run("default", [k("aten::addmm", 0, 10), k("cpp_fused_gelu_native_layer_norm_0", 10, 6)],
-                          compile_s=1.0, graphs=1), recompiles=0)
+    default = msgspec.structs.replace(run("default", [k("aten::addmm", 0, 10),
+                                                     k("cpp_fused_gelu_native_layer_norm_0", 10, 6)],
+                                          compile_s=1.0, graphs=1), recompiles=0)
     made = session(eager, default, ms={"eager": [[1.0, 1.0, 1.0]], "default": [[0.8, 0.5, 1.0]]},
                    device_kind="cpu")
     found = contract_of(analyse(made), Tolerances(speedup_margin=0.1))

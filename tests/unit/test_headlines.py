@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import msgspec
 import pytest
 
 from fusionviz.analysis.bound import bound_sentence, bounds, classify
@@ -107,7 +108,7 @@ def test_replays_agrees_with_its_subject() -> None:
     hosts = {"eager": [0.9] * 10, "default": [0.9] * 10, "reduce-overhead": [0.3] * 10}
     one = analyse(with_host(session(EAGER, FUSED, GRAPHS, ms=ms), hosts)).verdict
     assert "reduce-overhead replays CUDA graphs, which take eager's launches off the host." in one
-    tuned = dataclasses.replace(GRAPHS, mode="max-autotune")
+    tuned = msgspec.structs.replace(GRAPHS, mode="max-autotune")
     two = analyse(with_host(session(EAGER, FUSED, GRAPHS, tuned, ms=ms | {"max-autotune": ms["reduce-overhead"]}),
                             hosts | {"max-autotune": [0.3] * 10})).verdict
     assert "reduce-overhead and max-autotune replay CUDA graphs" in two

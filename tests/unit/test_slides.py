@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -122,12 +123,12 @@ def test_a_presentation_table_is_one_html_table_with_names_escaped() -> None:
 def test_two_recordings_of_one_configuration_are_stamped_apart() -> None:
     # the talk's scenes 6 and 18: eager mlp 512 × 256 at 122 µs and at 73 µs, from two files recorded the same day,
     # both stamped "NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01"
-    first = dataclasses.replace(TIMED.session, label="sessions/h200_mlp_512x256_float32.json.gz")
-    first.environment = dataclasses.replace(first.environment, device_name="NVIDIA H200", torch_version="2.11.0+cu130",
-                                            captured_at="2026-12-01T11:24:16+00:00")
-    second = dataclasses.replace(first, label="/tmp/acc/h200_mlp_512x256_float32_run1.json.gz",
-                                 environment=dataclasses.replace(first.environment,
-                                                                 captured_at="2026-12-01T09:55:49+00:00"))
+    first = msgspec.structs.replace(TIMED.session, label="sessions/h200_mlp_512x256_float32.json.gz")
+    first.environment = msgspec.structs.replace(first.environment, device_name="NVIDIA H200",
+                                                torch_version="2.11.0+cu130", captured_at="2026-12-01T11:24:16+00:00")
+    second = msgspec.structs.replace(first, label="/tmp/acc/h200_mlp_512x256_float32_run1.json.gz",
+                                     environment=msgspec.structs.replace(first.environment,
+                                                                         captured_at="2026-12-01T09:55:49+00:00"))
     stamps = [slide(view_figure(analyse(s), "verdict", ChartSettings.presentation()), analyse(s).source.stamp,
                     ChartSettings.presentation()).layout.title.subtitle.text for s in (first, second)]
     assert stamps[0] == "h200_mlp_512x256_float32.json.gz · NVIDIA H200 · torch 2.11.0+cu130 · 2026-12-01 11:24"

@@ -4,9 +4,9 @@ within the headline grammar's budgets, so that its line fits one line of a slide
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from fusionviz.analysis.headline import MECHANISM_CHARS
@@ -49,7 +49,7 @@ def test_two_recordings_of_one_configuration_in_one_talk_are_named_with_their_li
     assert configurations_drawn_twice(talk, {"a.json.gz": mlp, "b.json.gz": other, "c.json.gz": again}) == [
         "mine.toml: mlp 512 × 256 float32 is drawn from a.json.gz (line 3) and from c.json.gz (line 11): keep one "
         "recording per configuration"]
-    sweep = dataclasses.replace(mlp, sweep=open_path(ROOT / "sessions" / "h200_sweep_transformer_block_seq.json.gz")
+    sweep = msgspec.structs.replace(mlp, sweep=open_path(ROOT / "sessions" / "h200_sweep_transformer_block_seq.json.gz")
                                 .sweep)
     assert configuration(sweep) != configuration(mlp)  # a sweep of a configuration is not a run of it
 
