@@ -1,7 +1,7 @@
 """`python -m fusionviz COMMAND`: the CLI maps flags onto the Python API, one module per command, each a
 `Command`; a new command is a module `fusionviz.cli.NAME` holding the class `NAME.capitalize()`, and its name in
-COMMANDS. Only the command run is imported: `inspect` of a small trace would otherwise spend most of its time
-importing the measuring commands (`run`, `check`) it never calls."""
+COMMANDS. Only the command run is imported, so that `inspect` does not import the measuring commands (`run`,
+`check`) and the tables they read."""
 
 from __future__ import annotations
 
@@ -40,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sub.add_parser(name)
     args = parser.parse_args(argv)
+    assert chosen is not None  # parse_args exits on any argv that names no command
     try:
-        return (chosen or command(args.command)).run(args)
+        return chosen.run(args)
     except FusionvizError as exc:
         note(f"fusionviz: {exc}")
         return exc.exit_code
