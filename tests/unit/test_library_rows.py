@@ -40,12 +40,12 @@ def test_the_default_table_is_found_beside_gpu_library_sh_from_any_folder(tmp_pa
 
 
 def test_the_ray_path_names_each_row_as_the_library_was_recorded() -> None:
-    # the zoo on an H200 (2026-12-01), 21 of its rows again with memory on an H100 (2026-12-06), which replaced
-    # those; the real models on an H100: each row is shipped under one GPU's name
+    # the zoo on an H200 (2026-12-01), every row again with memory on an H100 (2026-12-06 and 07), which replaced
+    # it; the real models on an H100: each row is shipped under one GPU's name
     shipped = {p.name.removesuffix(".json.gz") for p in (ROOT / "sessions").glob("h*_*.json.gz")}
     rows = read_table(TABLE)
     assert [r for r in rows if len({r.name("h100"), r.name("h200")} & shipped) != 1] == []
-    assert len(rows) == 42 and {"h100_transformer_block_1024x8x512_bfloat16", "h200_mlp_4096x4096_bfloat16",
+    assert len(rows) == 42 and {"h100_transformer_block_1024x8x512_bfloat16", "h100_mlp_4096x4096_bfloat16",
                                 "h100_hf_gpt2_768x4x128_bfloat16"} <= shipped
 
 
