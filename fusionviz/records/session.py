@@ -45,12 +45,14 @@ Timer = Literal["cuda_events", "perf_counter"]
 GraphCache = Literal["hit", "miss", "bypass", ""]
 MemoryMethod = Literal["cuda_allocator", "profiler_memory_events"]
 
-# The records are msgspec Structs, as the kernel rows are: their classes are made and decoded in C, where
-# dataclasses' generated methods were most of what importing this module cost `inspect`; `weakref=True` lets the
-# app key what it computes from a record by a weak reference to it (ui/memo.py).
+
+class Record(Struct, weakref=True):
+    """A session's record: a msgspec Struct, as the kernel rows are, made and decoded in C (dataclasses' generated
+    methods were most of what importing this module cost `inspect`); weak references to it are allowed so that the
+    app keys what it computes from a record by one (ui/memo.py). Subclasses inherit both."""
 
 
-class Environment(Struct, weakref=True):
+class Environment(Record):
     """Where a session was captured. Versions are None where not applicable (no CUDA on a CPU run)."""
 
     device_name: str = ""
@@ -70,7 +72,7 @@ class Environment(Struct, weakref=True):
     libraries: dict[str, str] = field(default_factory=dict)
 
 
-class Latency(Struct, weakref=True):
+class Latency(Record):
     """Schema 1's per-call latency in ms: `repeats` repeats of `calls_per_repeat` calls each, every mode timed
     on its own. Sessions of schema 2 keep their timing in `Session.timing` instead."""
 
@@ -82,7 +84,7 @@ class Latency(Struct, weakref=True):
     timer: Timer
 
 
-class MachineLoad(Struct, weakref=True):
+class MachineLoad(Record):
     """How busy the machine was, read from /proc around a run: other work skews CPU timings."""
 
     cores: Int64  # CPU cores this process may use
@@ -91,7 +93,7 @@ class MachineLoad(Struct, weakref=True):
     others: list[str] = field(default_factory=list)  # the busiest other processes: "name (pid): 0.9 cores"
 
 
-class TimingProcess(Struct, weakref=True):
+class TimingProcess(Record):
     """One fresh worker process's timing: every mode in `rounds`, interleaved, so drift hits all alike.
 
     `rounds[r][mode]` is the mean ms per call of that mode's `calls_per_round[mode]` calls in round r.
@@ -109,7 +111,7 @@ class TimingProcess(Struct, weakref=True):
     error: str | None = None
 
 
-class Timing(Struct, weakref=True):
+class Timing(Record):
     """Every round of every timing process of a session: the raw data latencies and speedups come from."""
 
     timer: Timer
@@ -118,7 +120,7 @@ class Timing(Struct, weakref=True):
     load_after: MachineLoad | None = None
 
 
-class CompileInfo(Struct, weakref=True):
+class CompileInfo(Record):
     """The first compiled call, timed on its own. `cache` says whether Inductor's caches were hit."""
 
     first_call_s: Finite
@@ -131,12 +133,12 @@ class CompileInfo(Struct, weakref=True):
     settings: dict[str, str] = field(default_factory=dict)
 
 
-class GraphBreak(Struct, weakref=True):
+class GraphBreak(Record):
     reason: str
     user_frame: str  # "file:line in function: source line"
 
 
-class TraceSummary(Struct, weakref=True):
+class TraceSummary(Record):
     """Per-iteration counts read off the profiled iterations (means over them): raw records only, busy and idle
     time are computed on load (`analysis.trace_stats.busy_time`; schema 1's stored figures are ignored)."""
 
@@ -166,7 +168,7 @@ class TraceSummary(Struct, weakref=True):
             raise ValueError("representative_iteration is not one of its iterations")
 
 
-class NoFusion(Struct, weakref=True):
+class NoFusion(Record):
     """A fusion Inductor's scheduler refused, as it logged it (`WhyNoFuse` on the `fusion` artifact log: "cannot
     fuse op1 with op4: no shared data"), once per pair and reason. `node1` and `node2` are its scheduler nodes'
     names (`op4`; a node fused already joins its operations' names, `op2_op3`); `post_grad1` and `post_grad2` the
@@ -186,7 +188,7 @@ class NoFusion(Struct, weakref=True):
     loops2: list[str] = field(default_factory=list)
 
 
-class GraphProvenance(Struct, weakref=True):
+class GraphProvenance(Record):
     """Inductor's provenance artifacts for one compiled graph (a forward, or a train pass's backward), kept as
     it emitted them on the structured-trace logger (`provenance_tracking_level = 1`); read in `analysis.provenance`.
 
@@ -206,7 +208,7 @@ class GraphProvenance(Struct, weakref=True):
     no_fusion: list[NoFusion] = field(default_factory=list)
 
 
-class GraphNode(Struct, weakref=True):
+class GraphNode(Record):
     """A node of a graph Dynamo captured (Inductor's pre-grad nodes), with the module it ran in and its line."""
 
     graph: Count  # which captured graph, 0-based in capture order (a graph break starts the next)
@@ -217,7 +219,7 @@ class GraphNode(Struct, weakref=True):
     code: str = ""  # that line's text
 
 
-class OpSource(Struct, weakref=True):
+class OpSource(Record):
     """An eager launching op's module and source line, from a profiling pass of its own (never a timed one):
     one per kernel row of one eager iteration, in launch order."""
 
@@ -228,7 +230,7 @@ class OpSource(Struct, weakref=True):
     code: str = ""  # that line's text
 
 
-class MemoryEvent(Struct, weakref=True):
+class MemoryEvent(Record):
     """One allocation (`bytes` > 0) or free (< 0) of one profiled iteration, in order: when (`t_us`, from the
     iteration's start), and the op or kernel that made the block (for a free, the op that had allocated it: "before
     the window" for a block made before the iteration; "" where the trace does not say)."""
@@ -238,7 +240,7 @@ class MemoryEvent(Struct, weakref=True):
     op: str = ""
 
 
-class SavedForBackward(Struct, weakref=True):
+class SavedForBackward(Record):
     """What one forward of a train pass saved for its backward (`torch.autograd.graph.saved_tensors_hooks` around
     the step, each storage counted once): every saved storage (`bytes`, `tensors`), and those that are neither a
     parameter nor one of the model's inputs, the activations (`activation_bytes`, `activations`)."""
@@ -249,7 +251,7 @@ class SavedForBackward(Struct, weakref=True):
     activations: Count
 
 
-class ModeMemory(Struct, weakref=True):
+class ModeMemory(Record):
     """One mode's memory, measured in a fresh process where it ran first (a timing process, or one of its own):
     no other mode's blocks in the allocator's cache, nothing compiled before it.
 
@@ -297,14 +299,14 @@ class ModeMemory(Struct, weakref=True):
     process: Int64 = -1
 
 
-class TensorShape(Struct, weakref=True):
+class TensorShape(Record):
     """One input of the model: its shape and the bytes of one element."""
 
     shape: list[Count]
     itemsize: Count
 
 
-class RecordedGraph(Struct, weakref=True):
+class RecordedGraph(Record):
     """One CUDA graph a graph tree recorded: the compiled function it replays (`function`, numbered by the tree in
     the order functions were wrapped), whether that is a forward, a backward or an inference graph, and the
     shapes of its outputs ("4096x4096"); a function recorded twice was re-recorded (for new shapes)."""
@@ -314,7 +316,7 @@ class RecordedGraph(Struct, weakref=True):
     output_shapes: list[str] = field(default_factory=list)
 
 
-class CudaGraphs(Struct, weakref=True):
+class CudaGraphs(Record):
     """What a mode that records CUDA graphs captured, read in the capture's process after the warm-up: Inductor's
     skip reasons, each with the compiled graph it skipped (an index into `ModeRun.provenance`, -1 where unknown);
     the graphs the tree recorded; Inductor's counters (`cudagraph_skips`, and the non-static inputs of every
@@ -329,7 +331,7 @@ class CudaGraphs(Struct, weakref=True):
     inputs: list[TensorShape] = field(default_factory=list)
 
 
-class AotNode(Struct, weakref=True):
+class AotNode(Record):
     """A computing node of an AOTAutograd graph: its name (a node recomputed in the backward keeps the name it
     has in the forward) and its ATen op."""
 
@@ -337,7 +339,7 @@ class AotNode(Struct, weakref=True):
     op: str
 
 
-class AotGraph(Struct, weakref=True):
+class AotGraph(Record):
     """A forward or backward graph AOTAutograd handed to Inductor (its `aot_forward_graph` /
     `aot_backward_graph` structured-trace records), as its computing nodes; `frame` the Dynamo frame and compile
     it belongs to ("0/0")."""
@@ -347,7 +349,7 @@ class AotGraph(Struct, weakref=True):
     nodes: list[AotNode] = field(default_factory=list)
 
 
-class ModeRun(Struct, weakref=True):
+class ModeRun(Record):
     """One mode's results. `status` is "ok", "error" or "not_applicable" (then `error` says why)."""
 
     mode: str
@@ -392,7 +394,7 @@ class ModeRun(Struct, weakref=True):
         return bytes(inflate(base64.b64decode(self.trace_gz_b64, validate=True), f"the {self.mode} trace"))
 
 
-class SweepCall(Struct, weakref=True):
+class SweepCall(Record):
     """One call of a shape sweep under one strategy."""
 
     index: Int64
@@ -403,7 +405,7 @@ class SweepCall(Struct, weakref=True):
     fell_back_to_eager: bool = False
 
 
-class StrategyRun(Struct, weakref=True):
+class StrategyRun(Record):
     """A shape-sweep strategy's results: per-call timings, compiles and their reasons."""
 
     strategy: str
@@ -427,7 +429,7 @@ class StrategyRun(Struct, weakref=True):
         return kernel_frame(self.kernels)
 
 
-class Sweep(Struct, weakref=True):
+class Sweep(Record):
     """A dynamic-vs-static shapes sweep over one dimension (`batch` or `seq`)."""
 
     dimension: str
@@ -437,7 +439,7 @@ class Sweep(Struct, weakref=True):
     kernel_size: Int64 | None = None  # the size whose kernels are kept per strategy
 
 
-class GridCell(Struct, weakref=True):
+class GridCell(Record):
     """One (dim, batch) point of a crossover grid: its runs and timing, as a session of its own would hold."""
 
     dim: Int64
@@ -449,7 +451,7 @@ class GridCell(Struct, weakref=True):
     node: str = ""  # the host it ran on (a Ray grid's cells run on any node); empty in older sessions
 
 
-class Grid(Struct, weakref=True):
+class Grid(Record):
     """A crossover grid: the session's configuration at every hidden dim × batch, to see where compiling
     starts to win."""
 
@@ -458,7 +460,7 @@ class Grid(Struct, weakref=True):
     cells: list[GridCell] = field(default_factory=list)
 
 
-class Session(Struct, weakref=True):
+class Session(Record):
     config: RunConfig
     environment: Environment
     runs: list[ModeRun] = field(default_factory=list)
@@ -557,7 +559,7 @@ def _kernel_row(row: dict[str, Any], what: str) -> None:
                                   f"unknown {', '.join(unknown)}" if unknown else "") if part))
 
 
-class NaiveResult(Struct, weakref=True):
+class NaiveResult(Record):
     """The widely copied naive measurement of one mode (see `measure.naive`), kept to show what it gets wrong."""
 
     mode: str
