@@ -3,11 +3,11 @@ mode), and stepping through a talk with buttons, the arrow keys or a clicker."""
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import streamlit as st
 
 from fusionviz.analysis.headline import Headline
@@ -87,7 +87,7 @@ def scene_headline(report: Report, view: str, mode: str | None = None, template:
     headline = view_headline(report, view, mode)
     if template is None:
         return headline
-    return dataclasses.replace(headline, mechanism=template.format(**report.caption_fields(mode)))
+    return msgspec.structs.replace(headline, mechanism=template.format(**report.caption_fields(mode)))
 
 
 def show_view(report: Report, view: str, settings: ChartSettings, key: str, *, mode: str | None = None,

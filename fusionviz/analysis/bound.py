@@ -12,8 +12,9 @@ graph step measures what the launches cost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from fusionviz.analysis.headline import HEADLINE_CHARS, Headline, micros
 from fusionviz.analysis.kernel_costs import gpu_time_us
@@ -50,8 +51,7 @@ def _quantiles(values: list[float]) -> tuple[float, float, float]:
     return low, median, high
 
 
-@dataclass(frozen=True)
-class Bound:
+class Bound(msgspec.Struct, frozen=True):
     """One mode's host time per call against its GPU time (µs), and which of them sets the call (`kind`; None on
     the CPU, where the host runs the kernels itself). `host_us` is the median, `host_low`–`host_high` the
     p10–p90 of the host's time per call over every timing round (`host_from` "timing"); in sessions recorded

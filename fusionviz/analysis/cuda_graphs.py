@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+
+import msgspec
 
 from fusionviz.analysis.headline import size_words
 from fusionviz.analysis.op_costs import DTYPE_ITEMSIZE
@@ -29,8 +30,7 @@ INPUT_COPY_OPS = frozenset({"aten::_foreach_copy_"})  # what a graph tree copies
 _CALL_ARGS = re.compile(r"def call\(self, args\):\s*\n\s*(.*?)\s*=\s*args\b")
 
 
-@dataclass(frozen=True)
-class InputCopies:
+class InputCopies(msgspec.Struct, frozen=True):
     """The copies of a call's inputs into the graphs' static buffers, per profiled iteration: copy kernels
     (`kernels`), their GPU time (`us`) and the bytes they copy (`bytes`: None where an element's size is not
     known). `bytes_from` says where the element sizes came from: "inputs" (the model's inputs, as the capture
@@ -42,8 +42,7 @@ class InputCopies:
     bytes_from: str = ""
 
 
-@dataclass(frozen=True)
-class GraphCoverage:
+class GraphCoverage(msgspec.Struct, frozen=True):
     """One compiled graph under a graph tree: captured or not (`reason`: Inductor's, "" where captured), how many
     CUDA graphs were recorded for it (more than one: recorded again, for the `shapes` listed), forward or
     backward."""
@@ -56,8 +55,7 @@ class GraphCoverage:
     shapes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Coverage:
+class Coverage(msgspec.Struct, frozen=True):
     """A CUDA-graph mode's coverage: each compiled graph's (`graphs`; empty where the session kept no provenance),
     the skip reasons not tied to a graph, the recordings of the tree, the input copies per call, and what would
     avoid them (`avoid`, "" where nothing needs avoiding)."""

@@ -8,7 +8,8 @@ why. The counts are what reached DRAM: a working set that fits in L2 reads as le
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+
+import msgspec
 
 from fusionviz.analysis.op_costs import Cost
 from fusionviz.records.kernels import MEMORY_CLASS
@@ -18,8 +19,7 @@ NO_COUNTERS = ("no hardware counters recorded for this run (they need Nsight Com
                "scripts/dram_bytes.py, then scripts/fold_counters.py; a CPU has none)")
 
 
-@dataclass(frozen=True)
-class Counted:
+class Counted(msgspec.Struct, frozen=True):
     """Each kernel row's counted bytes, aligned with `run.kernels` (None where none was placed), the bytes of
     the counted iteration (None where none), and a sentence where the counts are missing or could not be placed."""
 

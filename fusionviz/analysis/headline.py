@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 WORDS = 12  # a headline read aloud in about four seconds
 # one line at the headline's 42 px on a 1920-wide slide (about 95 characters of Source Sans), with room for wide ones
@@ -21,8 +22,7 @@ HEADLINE_CHARS = 88
 MECHANISM_CHARS = 90
 
 
-@dataclass(frozen=True)
-class Headline:
+class Headline(msgspec.Struct, frozen=True):
     """What a screen says first: `text` (WORDS words at most), `mechanism` (one sentence of MECHANISM_CHARS
     characters at most; "" where there is none to say) and `details` (whole sentences with the exact figures
     and their intervals, shown folded away)."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from fusionviz.analysis.op_costs import DTYPE_ITEMSIZE, Cost
 
@@ -32,8 +33,7 @@ _CPP_PARAMS = re.compile(r"void\s+kernel\(([^)]*)\)")
 _CPP_ALIAS = re.compile(r"auto (\w+) = (\w+);")
 
 
-@dataclass(frozen=True)
-class Buffer:
+class Buffer(msgspec.Struct, frozen=True):
     shape: tuple[int, ...] | None  # None where a size is symbolic (dynamic shapes)
     itemsize: int
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from fusionviz.analysis.cuda_graphs import INPUT_COPY_OPS, copied_bytes, copy_itemsizes
 from fusionviz.analysis.inductor_buffers import kernel_calls
@@ -30,8 +31,7 @@ from fusionviz.records.session import ModeRun, Session
 INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
 
 
-@dataclass(frozen=True)
-class Achieved:
+class Achieved(msgspec.Struct, frozen=True):
     """How fast one kernel moved bytes (GB/s) and did FLOPs (TFLOP/s, None where its FLOPs are not counted),
     and its percentage of the ceiling that bounds it (`roof` names it): the copy bandwidth of the level its
     working set fits in (`memory_roof`) for a kernel below the ridge point or without FLOPs, the matmul rate of
@@ -44,8 +44,7 @@ class Achieved:
     roof: str = ""  # the ceiling it is held to: "DRAM copy", "L2 copy", "float32 matmul"; "" without ceilings
 
 
-@dataclass(frozen=True)
-class MemoryRoof:
+class MemoryRoof(msgspec.Struct, frozen=True):
     """The bandwidth a kernel can meet (GB/s, bytes read plus written) at one level of the memory: "DRAM" (a copy
     that left every cache; `holds_bytes` None) or a cache its working set fits in (`holds_bytes` its capacity)."""
 
@@ -228,8 +227,7 @@ def achieved(cost: Cost | None, dur_us: float, ceilings: Ceilings | None, dtype:
     return Achieved(gbps, tflops, 100 * tflops / roof, "compute", f"{dtype} matmul")
 
 
-@dataclass(frozen=True)
-class RunCosts:
+class RunCosts(msgspec.Struct, frozen=True):
     """One run's kernels with their figures, and the means per profiled iteration: bytes moved (None where no
     kernel's bytes are known), the share of kernel time whose bytes are known, and the GPU time (kernel
     durations summed; memory operations apart)."""

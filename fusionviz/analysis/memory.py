@@ -11,8 +11,9 @@ pointwise ops rather than save their outputs). Views are left out: they compute 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from fusionviz.analysis.headline import MECHANISM_CHARS, WORDS, Headline, rate_words, read_size, size_words, word_count
 from fusionviz.records.memory_events import BEFORE
@@ -36,8 +37,7 @@ VIEWS = frozenset({"view", "_unsafe_view", "reshape", "permute", "t", "transpose
                    "unsqueeze", "squeeze", "alias", "as_strided", "clone", "detach"})
 
 
-@dataclass(frozen=True)
-class MemoryFigures:
+class MemoryFigures(msgspec.Struct, frozen=True):
     """One mode's memory (`ModeMemory`'s figures), with what follows from them: `peak` is the most live at once
     in a steady call (what is held between calls plus the call's own peak above it), `beyond_inputs` what is
     held between calls beyond the inputs; `recomputed` the ops its backward recomputes, by op with their count

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 # Bytes per element of the profiler's type names ("Input type"); "Scalar", "ScalarList", "" are not tensors.
 ITEMSIZE: dict[str, int] = {
@@ -54,8 +55,7 @@ ATTENTION: frozenset[str] = frozenset({"scaled_dot_product_attention", "_scaled_
                                        "_scaled_dot_product_flash_attention_for_cpu"})
 
 
-@dataclass(frozen=True)
-class Cost:
+class Cost(msgspec.Struct, frozen=True):
     """What one op call or kernel moves and computes: bytes read and written (None where only the total is
     known, as Inductor's `kernel_num_gb` gives it), their `total`, and FLOPs (None where not counted)."""
 
@@ -66,8 +66,7 @@ class Cost:
     source: str  # "inductor" (its estimate, or its kernel's buffers), "shapes" (the launching op's inputs)
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(msgspec.Struct, frozen=True):
     shape: tuple[int, ...]
     itemsize: int
 

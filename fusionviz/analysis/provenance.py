@@ -15,7 +15,6 @@ import bisect
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -47,8 +46,7 @@ _VIEWS = frozenset({"view", "_unsafe_view", "reshape", "permute", "select", "sli
 _NODE_INDEX = re.compile(r"_\d+$")
 
 
-@dataclass(frozen=True)
-class KernelProvenance:
+class KernelProvenance(msgspec.Struct, frozen=True):
     """What one compiled kernel (`handle`, as `kernel:n`) computes: the post-grad nodes, the pre-grad nodes
     they came from (empty for a backward graph: Inductor maps only the forward's), and the user's lines."""
 
@@ -67,8 +65,7 @@ class KernelProvenance:
                 "source": list(self.source)}
 
 
-@dataclass(frozen=True)
-class CompiledGraph:
+class CompiledGraph(msgspec.Struct, frozen=True):
     """One compiled graph's records, read: its wrapper's handles in call order and each handle's provenance."""
 
     key: str
@@ -130,7 +127,7 @@ def _with_dynamo_graph(graph: CompiledGraph, nth_forward: int, nodes: list[Graph
         by_graph.setdefault(node.graph, set()).add(node.name)
     order = [nth_forward] + sorted(g for g in by_graph if g != nth_forward)
     chosen = next((g for g in order if g in by_graph and names <= by_graph[g]), None)
-    kernels = {h: replace(k, dynamo_graph=chosen) for h, k in graph.kernels.items()}
+    kernels = {h: msgspec.structs.replace(k, dynamo_graph=chosen) for h, k in graph.kernels.items()}
     return CompiledGraph(graph.key, graph.backward, graph.handles, kernels)
 
 

@@ -17,7 +17,6 @@ Adding a figure is one processor and one part here that hands it its inputs: a p
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -122,10 +121,15 @@ class RunReport:
 
 @dataclass(frozen=True, eq=False)
 class Report:
-    """Everything fusionviz says about one session. `key` is the digest of the session's content."""
+    """Everything fusionviz says about one session. Made by `analyse`, which keeps one per content; a one-shot
+    reader (`inspect`) makes its own and never pays for the digest."""
 
     session: Session
-    key: str
+
+    @cached_property
+    def key(self) -> str:
+        """The digest of the session's content: what the app's caches are keyed by."""
+        return digest(self.session)
 
     @cached_property
     def latencies(self) -> dict[str, Estimate]:
@@ -450,6 +454,8 @@ def digest(session: Session) -> str:
     they are made or opened."""
     found = _DIGESTS.get(id(session))
     if found is None:
+        import hashlib  # here: a one-shot `inspect` never takes a digest, and OpenSSL's import is 3 ms
+
         found = hashlib.blake2b(msgspec.msgpack.encode(session), digest_size=16).hexdigest()
         _DIGESTS[id(session)] = found
         weakref.finalize(session, _DIGESTS.pop, id(session), None)
@@ -461,6 +467,6 @@ def analyse(session: Session) -> Report:
     key = digest(session)
     found = _REPORTS.get(key)
     if found is None:
-        found = Report(session, key)
+        found = Report(session)
         _REPORTS.put(key, found)
     return found

@@ -3,13 +3,12 @@ a collapse shows, what could have skewed the timing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from fusionviz.records.session import Session, TraceSummary
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """Where a session's data came from, said once: the page's line and a slide's stamp are worded from it."""
 
     source: str  # Session.source: "live", "recorded" or "trace"

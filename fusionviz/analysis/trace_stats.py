@@ -8,11 +8,11 @@ turns them into DataFrames with `as_frame`). Definitions are in docs/methodology
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import statistics
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import ModeRun
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass(frozen=True)
-class KernelStat:
+class KernelStat(msgspec.Struct, frozen=True):
     """One kernel name over all profiled iterations of a run."""
 
     name: str
@@ -38,8 +37,7 @@ class KernelStat:
     max_us: float
 
 
-@dataclass(frozen=True)
-class StepIdle:
+class StepIdle(msgspec.Struct, frozen=True):
     """Where one iteration's GPU time went. The four parts add up to `span_us`:
 
     - `kernel_us`: time at least one kernel runs (the union of kernel intervals; memory operations are not
@@ -103,8 +101,7 @@ def kernel_ranking(run: ModeRun, top: int | None = None) -> list[KernelStat]:
     return stats if top is None else stats[:top]
 
 
-@dataclass(frozen=True)
-class BusyTime:
+class BusyTime(msgspec.Struct, frozen=True):
     """Means over a run's profiled iterations of `StepIdle`'s parts (kernels only: memory operations are
     counted apart), and the largest gap. Analysis divides kernel time by the unprofiled latency instead of
     the span where the run is timed (`summary.busy_fraction`): a profiled span overstates idling."""
@@ -193,7 +190,7 @@ def as_records(rows: list[Any]) -> list[dict[str, Any]]:
     """Summary rows (KernelStat, StepIdle) as plain dicts, with `busy_pct` for StepIdle."""
     records = []
     for row in rows:
-        record = dataclasses.asdict(row)
+        record = msgspec.structs.asdict(row)
         if isinstance(row, StepIdle):
             record["busy_pct"] = row.busy_pct
         records.append(record)
@@ -204,5 +201,5 @@ def as_frame(rows: list[Any], kind: type) -> pd.DataFrame:
     """Summary rows as a DataFrame with `kind`'s columns (empty when there are none), for the app."""
     import pandas as pd
 
-    columns = [f.name for f in dataclasses.fields(kind)] + (["busy_pct"] if kind is StepIdle else [])
+    columns = [f.name for f in msgspec.structs.fields(kind)] + (["busy_pct"] if kind is StepIdle else [])
     return pd.DataFrame(as_records(rows), columns=columns)

@@ -47,7 +47,7 @@ class Inspect:
                                  "mode in common)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from fusionviz.analysis.report import analyse
+        from fusionviz.analysis.report import Report
         from fusionviz.cli.inspection import inspect_report, job_inspect_report, memory_lines
         from fusionviz.cli.plan import plan_asked, plan_json, plan_lines
         from fusionviz.records.files import open_path
@@ -66,7 +66,7 @@ class Inspect:
 
             report = job_inspect_report(read_job(paths), top=top)
         else:
-            report = inspect_report(analyse(open_path(paths[0])), str(paths[0]), top=top)
+            report = inspect_report(Report(open_path(paths[0])), str(paths[0]), top=top)
         if args.json:
             write(json_text(report))
         else:

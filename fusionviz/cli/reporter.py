@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
     from fusionviz.measure.protocol import CellCounts
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     """A column of a text table: `fmt` is each value's format spec, `suffix` follows each value (a unit, "%"),
     `width` is the least width (the column widens to its widest cell), `gap` the spaces before it."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+import msgspec
 from isal import isal_zlib  # ISA-L's inflate: zlib's stream API in about a third of its time
 
 from fusionviz.errors import SessionFileError
@@ -23,8 +23,7 @@ _CHUNK = 1 << 20  # inflated bytes per step: the cap is checked at this granular
 _INFLATE_ERROR = cast(type[Exception], isal_zlib.error)  # its stub declares an instance, not the class
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     """The caps in force; `Limits.from_env()` reads each from its variable (VARIABLES)."""
 
     file_mb: int = 100  # a file as read or uploaded (gzipped or not); the app's upload limit is the same

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from fusionviz.records.session import MemoryEvent
 
@@ -37,8 +38,7 @@ _REGION = re.compile(r"^(?:## Call CompiledFxGraph|Torch-Compiled Region|TorchDy
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 
 
-@dataclass(frozen=True)
-class _Op:
+class _Op(msgspec.Struct, frozen=True):
     start: float
     end: float
     name: str

@@ -5,7 +5,6 @@ are asked for, not when a trace opens: the timeline needs none of it."""
 
 # No `from __future__ import annotations`: msgspec reads these annotations at run time.
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -33,8 +32,7 @@ class _Trace(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Trace)
 
 
-@dataclass(frozen=True)
-class OpArgs:
+class OpArgs(msgspec.Struct, frozen=True):
     """One op call's recorded arguments; lists are empty where the trace has none (no `record_shapes`)."""
 
     name: str

@@ -53,8 +53,6 @@ from fusionviz.records.session import TraceSummary
 from fusionviz.records.stacks import stack_lines
 from fusionviz.records.trace_events import (
     DEVICE_CATEGORIES,
-    HOST_CATEGORIES,
-    RUNTIME_CATEGORIES,
     Event,
     TraceDocument,
     complete_events,
@@ -82,6 +80,7 @@ _FRAME = re.compile(r"^Torch-Compiled Region: (\d+)/")
 _STREAM_THREAD = re.compile(r"stream\s*(\d+)")
 _HOST_NESTED = frozenset({"cpu_op", "user_annotation", "python_function"})
 _OP_CATEGORIES = frozenset({"cpu_op", "user_annotation"})  # the events an External id names
+_STEP_CATEGORIES = frozenset({"user_annotation", "cpu_op"})  # where a ProfilerStep marker is taken as a step
 _TS = operator.attrgetter("ts")
 _DUR = operator.attrgetter("dur")
 _START = operator.attrgetter("start_us")
@@ -146,30 +145,26 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         data = from_values(data)
     events, other, negative = complete_events(data, limits)
     del data  # the events of categories not read go now
-    host = [e for e in events if e.cat in HOST_CATEGORIES and not (e.name.startswith("ProfilerStep#")
-                                                                    and _is_step(e.name))]
-    device = [e for e in events if e.cat in DEVICE_CATEGORIES]
-    windows = _windows(events, host, device, iterations)
+    host, device, steps = _split(events)
+    windows = _windows(steps, host, device, iterations)
     if len(windows) > limits.steps:
         raise limits.refusal("steps", f"this trace holds {len(windows):,} profiled iterations")
 
-    compute, regions, graph_of = _walk_compute(host, windows)
+    index = _HostIndex.of(host)
+    compute, regions, graph_of = _walk_compute(index.threads, windows)
     cpu_rows = [_cpu_row(it, e, "op", windows) for it, e in compute]
     cpu_rows += [_cpu_row(it, e, "region", windows) for it, e in regions]
-    launches = [e for e in host if e.cat in RUNTIME_CATEGORIES and _is_launch(e.name)]
-    launch_rows = [_cpu_row(it, e, "launch", windows) for e in launches if (it := windows.at(e.ts)) is not None]
+    launch_rows = [_cpu_row(it, e, "launch", windows) for e in index.launches
+                   if (it := windows.at(e.ts)) is not None]
     cpu_rows += launch_rows
-    cpu_rows += [_cpu_row(it, e, "collective", windows) for e in host
-                 if e.name.startswith(HOST_COLLECTIVES) and (it := windows.at(e.ts)) is not None]
-
-    kernel_files = {e.name: e.args.kernel_file for e in host
-                    if e.args is not None and e.args.kernel_file and e.name.startswith("triton_")}
+    cpu_rows += [_cpu_row(it, e, "collective", windows) for e in index.collectives
+                 if (it := windows.at(e.ts)) is not None]
 
     excluded: Counter[str] = Counter()
     placed_by_time = False
     as_given: Counter[str] = Counter()  # display fields in an odd form, by field
     if device:
-        kernel_rows, excluded, placed_by_time = _device_kernels(device, host, windows, graph_of, as_given)
+        kernel_rows, excluded, placed_by_time = _device_kernels(device, index, windows, graph_of, as_given)
     else:
         kernel_rows = [_cpu_kernel(it, e, windows, graph_of.get(id(e), ""), as_given) for it, e in compute]
 
@@ -184,7 +179,7 @@ def parse_trace(data: Any, iterations: IterationChoice = "steps") -> ParsedTrace
         excluded_kernels=excluded["kernel"], excluded_memory_ops=excluded[MEMORY_CLASS],
         placed_by_time=placed_by_time, device_note="" if device else _device_note(other),
         step_durations_us=durations, negative_durations=negative, display_as_given=dict(as_given))
-    return ParsedTrace("cuda" if device else "cpu", kernel_rows, cpu_rows, summary, kernel_files)
+    return ParsedTrace("cuda" if device else "cpu", kernel_rows, cpu_rows, summary, index.kernel_files)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -197,11 +192,67 @@ def _is_launch(name: str) -> bool:
     return LAUNCH_CALLS.match(name) is not None
 
 
-def _windows(events: list[Event], host: list[Event], device: list[Event],
+def _split(events: list[Event]) -> tuple[list[Event], list[Event], list[Event]]:
+    """The host events, the device events and the ProfilerStep markers, in one pass (in trace order; a step
+    marker is neither host nor device work)."""
+    host: list[Event] = []
+    device: list[Event] = []
+    steps: list[Event] = []
+    for e in events:
+        if e.cat in DEVICE_CATEGORIES:
+            device.append(e)
+        elif e.name.startswith("ProfilerStep#") and _is_step(e.name):
+            if e.cat in _STEP_CATEGORIES:
+                steps.append(e)
+        else:
+            host.append(e)
+    return host, device, steps
+
+
+class _HostIndex(msgspec.Struct):
+    """The host events sorted out in one pass, for the passes after it: the nested ones by thread (pid, tid), the
+    launch calls, the host collectives, Inductor's kernel files by kernel name, and the launch call of each
+    correlation id and the first op of each External id (what a device event links to)."""
+
+    threads: dict[Any, list[Event]]
+    launches: list[Event]
+    collectives: list[Event]
+    kernel_files: dict[str, str]
+    launch_by_corr: dict[Any, Event]
+    op_by_ext: dict[Any, Event]
+
+    @classmethod
+    def of(cls, host: list[Event]) -> _HostIndex:
+        index = cls({}, [], [], {}, {}, {})
+        threads, launch_by_corr, op_by_ext = index.threads, index.launch_by_corr, index.op_by_ext
+        for e in host:
+            name, a = e.name, e.args
+            if e.cat in _HOST_NESTED:
+                key = (e.pid, e.tid)
+                thread = threads.get(key)
+                if thread is None:
+                    thread = threads[key] = []
+                thread.append(e)
+                if a is not None and e.cat in _OP_CATEGORIES:
+                    ext = a.ext if a.ext is not None else a.ext_legacy
+                    if ext is not None and ext not in op_by_ext:
+                        op_by_ext[ext] = e
+            else:  # a runtime or driver call
+                if a is not None and a.correlation is not None:
+                    launch_by_corr[a.correlation] = e
+                if _is_launch(name):
+                    index.launches.append(e)
+            if name.startswith(HOST_COLLECTIVES):
+                index.collectives.append(e)
+            if a is not None and a.kernel_file and name.startswith("triton_"):
+                index.kernel_files[name] = a.kernel_file
+        return index
+
+
+def _windows(steps: list[Event], host: list[Event], device: list[Event],
              iterations: IterationChoice) -> _Windows:
     """The iterations: the ProfilerSteps; without them the whole trace, or each compiled-region call."""
-    steps = sorted((e for e in events if e.name.startswith("ProfilerStep#") and e.cat in ("user_annotation", "cpu_op")
-                    and _is_step(e.name)), key=_TS)
+    steps = sorted(steps, key=_TS)
     if iterations == "calls":
         if steps:
             raise ConfigError("this trace has ProfilerSteps, and each step is an iteration: per-call iterations "
@@ -264,7 +315,7 @@ def _device_note(other: Counter[str]) -> str:
             f"CUDA and ROCm `kernel`, `gpu_memcpy` and `gpu_memset` events). It draws the CPU side only{shown}")
 
 
-def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
+def _walk_compute(threads: dict[Any, list[Event]], windows: _Windows) -> tuple[
         list[tuple[int, Event]], list[tuple[int, Event]], dict[int, str]]:
     """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in (the ops
     inside a compute op of compiled code too: a kernel's launching op may be one of those).
@@ -273,15 +324,11 @@ def _walk_compute(host: list[Event], windows: _Windows) -> tuple[
     longer first): an event inside a compute op is not looked at, and an event that no single iteration holds
     (a Python frame around the whole loop) is looked inside, as are wrappers, regions and view ops (`aten::to`
     may call a copy)."""
-    by_thread: dict[Any, list[Event]] = {}
-    for e in host:
-        if e.cat in _HOST_NESTED:
-            by_thread.setdefault((e.pid, e.tid), []).append(e)
     compute: list[tuple[int, Event]] = []
     regions: list[tuple[int, Event]] = []
     graph_of: dict[int, str] = {}
     starts, ends = windows.starts, windows.ends
-    for events in by_thread.values():
+    for events in threads.values():
         events.sort(key=_DUR, reverse=True)  # then by start, stably: by start, the longer first
         events.sort(key=_TS)
         stack: list[tuple[float, bool, str]] = []  # each open ancestor's end, whether it is a compute op, graph
@@ -361,18 +408,11 @@ def _cpu_kernel(iteration: int, e: Event, windows: _Windows, graph: str, as_give
         launch_us=None, source_lines=_source_lines(e))
 
 
-def _device_kernels(device: list[Event], host: list[Event], windows: _Windows, graph_of: dict[int, str],
+def _device_kernels(device: list[Event], index: _HostIndex, windows: _Windows, graph_of: dict[int, str],
                     as_given: Counter[str]) -> tuple[list[KernelRow], Counter[str], bool]:
     """Rows of the device events that an iteration launched; the count of those it did not, by "kernel" and
     "memory"; and whether events were placed by their own timestamps (a trace with no correlation data)."""
-    launch_by_corr: dict[Any, Event] = {a.correlation: e for e in host if e.cat in RUNTIME_CATEGORIES
-                                         and (a := e.args) is not None and a.correlation is not None}
-    op_by_ext: dict[Any, Event] = {}
-    for e in host:
-        if e.cat in _OP_CATEGORIES and (a := e.args) is not None:
-            ext = a.ext if a.ext is not None else a.ext_legacy
-            if ext is not None:
-                op_by_ext.setdefault(ext, e)
+    launch_by_corr, op_by_ext = index.launch_by_corr, index.op_by_ext
     linked = [(k, launch_by_corr.get(k.corr), op_by_ext.get(k.ext)) for k in device]
     placed_by_time = not any(launch or op for _, launch, op in linked)
     rows, excluded = [], Counter[str]()

@@ -13,8 +13,9 @@ applies it (`measure.harness.mode_step` and `harness.variant_settings`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from fusionviz.errors import ConfigError
 
@@ -42,8 +43,7 @@ SUBMODULE = re.compile(r"[A-Za-z_0-9]+(\.[A-Za-z_0-9]+)*")
 PREFIXES: dict[OptionKind, str] = {"inductor": "torch._inductor.config.", "dynamo": "torch._dynamo.config."}
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(msgspec.Struct, frozen=True):
     """One vetted option: its kind (an Inductor or Dynamo setting, a `torch.compile` keyword, marking a
     dimension of the first input dynamic, or leaving a submodule to eager), the key it sets, its value type, and
     what it changes."""
@@ -95,8 +95,7 @@ SYNTAX = "MODE+OPTION[=VALUE] joined by + (a bare option means =true), e.g. defa
 TRUE, FALSE = ("true", "1", "on", "yes"), ("false", "0", "off", "no")
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(msgspec.Struct, frozen=True):
     """A compiled mode and its options, in the order of `OPTIONS`; `name` is the mode string it is known by."""
 
     base: str

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fusionviz.analysis.report import Report, digest
+from fusionviz.analysis.report import Report
 from fusionviz.charts.style import ChartSettings
 from fusionviz.records.files import open_path
 from ui import sections, served_views, story
@@ -30,7 +30,7 @@ SETTINGS = ChartSettings.presentation()
 @pytest.fixture
 def report() -> Report:
     session = open_path(MLP)
-    return Report(session, digest(session))  # one of its own (not `analyse`'s): the caches are kept per report
+    return Report(session)  # one of its own (not `analyse`'s): the caches are kept per report
 
 
 def get(path: str) -> tuple[int, bytes]:
@@ -74,7 +74,7 @@ def test_a_view_is_served_as_the_run_sends_it(report: Report) -> None:
 def test_nothing_is_served_for_a_name_never_offered_or_a_session_gone() -> None:
     assert get(f"/{routes.PREFIX}not-offered.json") == (404, b"")
     session = open_path(MLP)
-    name = served_views.offer(Report(session, digest(session)), "verdict", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
+    name = served_views.offer(Report(session), "verdict", SETTINGS, None, LAB_CHART_PX, PLOT_KEY)
     del session
     gc.collect()
     assert get(f"/{name}") == (404, b"")
