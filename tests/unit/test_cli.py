@@ -85,11 +85,13 @@ def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
 
 def test_inspect_of_one_trace_imports_only_what_it_uses() -> None:
     """A trace's `inspect --json` needs neither pandas (the app's tables), a job's process pool, the tables
-    other commands offer their choices from (the views `export` draws), nor the other commands."""
+    other commands offer their choices from (the views `export` draws), the other commands, nor the digest that
+    keys the app's reports (hashlib): it makes one report and keeps none."""
     code = ("import sys\nfrom fusionviz.cli import main\n"
             "assert main(['inspect', 'tests/data/h200_linear_ln_gelu_fp32_eager.trace.json.gz', '--json']) == 0\n"
             "assert not {'pandas', 'numpy', 'multiprocessing', 'concurrent.futures', 'fusionviz.charts.registry', "
-            "'fusionviz.cli.run', 'fusionviz.cli.check', 'fusionviz.measure.catalog'} & set(sys.modules), 'imported'")
+            "'fusionviz.cli.run', 'fusionviz.cli.check', 'fusionviz.measure.catalog', 'hashlib'} & set(sys.modules), "
+            "'imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
