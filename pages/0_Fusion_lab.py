@@ -45,7 +45,7 @@ WIDGETS: dict[str, list[object]] = {"model": list(PICKED), "dim": list(DIMS), "b
                                     "dtype": list(DTYPES), "pass": list(PASSES), "dynamic": list(DYNAMIC_CHOICES)}
 REAL = [name for name, info in MODELS.items() if info.real]
 DEFAULTS = {"model": "mlp", "dim": 256, "batch": 64, "dtype": DTYPES[0], "pass": PASSES[0], "dynamic": "false",
-            "modes": ["default"], "variants": ""}
+            "modes": ["default"], "variants": "", "memory": True}
 
 setup_page(
     "Fusion lab",
@@ -94,10 +94,13 @@ def measure_widgets() -> tuple[RunConfig, bool]:
                    if device == "cpu" else None)
         cold = st.checkbox("Cold compile", key="cold", help="Compile in a fresh worker process with an empty "
                            "Inductor cache, to see what a first-ever compile costs")
+        memory = st.checkbox("Memory", key="memory", help="Measure each mode's memory: a fresh process for each mode "
+                             "no timing process ran first (a few seconds a mode on a CPU). Off: no memory view")
         limit = st.number_input("Time limit per mode (s)", 30, 3600, 900, step=30, key="limit")
     config = RunConfig(model=model, dim=dim, batch=batch, seq=seq, layers=layers, dtype=dtype, device=device,
                        pass_=pass_, modes=("eager", *modes, *variants), dynamic=DYNAMIC_CHOICES[dynamic], rounds=rounds,
-                       processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit))
+                       processes=processes, threads=threads, cold_compile=cold, timeout_s=float(limit),
+                       memory=memory)
     problem = model_problem(config)
     if problem:
         st.error(problem)

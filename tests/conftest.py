@@ -105,7 +105,7 @@ def small_sweep(worker: Worker) -> Session:
 
 # A tiny crossover grid on the CPU: each executor's test runs it (the local one, and Ray's).
 GRID_ARGS = ["grid", "--model", "pointwise_chain", "--dims", "16,32", "--batches", "4,8", "--device", "cpu",
-             "--mode", "default", "--rounds", "3", "--processes", "1"]
+             "--mode", "default", "--rounds", "3", "--processes", "1", "--no-memory"]
 
 
 @pytest.fixture(scope="session")

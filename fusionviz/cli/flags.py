@@ -54,7 +54,15 @@ def config_from(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | 
     return RunConfig(model=args.model, dim=dim, batch=batch, seq=seq, layers=args.layers, dtype=args.dtype,
                      device=args.device or default_device(), pass_=args.pass_, modes=modes,
                      dynamic=parse_dynamic(args.dynamic), rounds=args.rounds, processes=args.processes,
-                     threads=args.threads, timeout_s=args.timeout, cold_compile=cold_compile)
+                     threads=args.threads, timeout_s=args.timeout, cold_compile=cold_compile,
+                     memory=not getattr(args, "no_memory", False))
+
+
+def add_memory_flag(parser: argparse.ArgumentParser) -> None:
+    """`--no-memory`, for the commands whose runs measure each mode's memory (`run`, `grid`)."""
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip each mode's memory: no memory figures, and no process more than the timing ones "
+                             "(a few seconds a mode on a CPU)")
 
 
 def writable(out: str) -> Path:

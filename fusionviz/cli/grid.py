@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from fusionviz.cli.flags import add_config_flags, config_from, writable
+from fusionviz.cli.flags import add_config_flags, add_memory_flag, config_from, writable
 from fusionviz.cli.reporter import Ticker, cell_bar, frame, write
 from fusionviz.errors import ConfigError
 from fusionviz.records.config import parse_modes, parse_sizes
@@ -19,6 +19,7 @@ class Grid:
         add_config_flags(parser, sizes=False)
         parser.add_argument("--mode", default="default",
                             help="the compiled mode compared with eager, or a variant (MODE+OPTION, as run's --modes)")
+        add_memory_flag(parser)
         parser.add_argument("--dims", required=True, help="comma-separated hidden dims")
         parser.add_argument("--batches", required=True, help="comma-separated batch sizes")
         parser.add_argument("--devices", default=None,

@@ -9,7 +9,7 @@ import json
 import pickle
 from pathlib import Path
 
-from fusionviz.cli.flags import add_config_flags, config_from, writable
+from fusionviz.cli.flags import add_config_flags, add_memory_flag, config_from, writable
 from fusionviz.cli.reporter import Ticker, frame, note, write
 from fusionviz.records.config import MODES, RunConfig, parse_modes
 from fusionviz.records.session import Session
@@ -66,6 +66,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out: str = "session file to w
                              f"default+mark_dynamic=0, reduce-overhead+fullgraph. Options: {option_help()}")
     parser.add_argument("--cold-compile", action="store_true",
                         help="compile in a fresh process with an empty cache")
+    add_memory_flag(parser)
     parser.add_argument("--recalibrate", action="store_true",
                         help="measure the device's ceilings (copy bandwidth, matmul rates) again instead of "
                              "reading them from the cache of an earlier run")

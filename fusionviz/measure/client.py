@@ -307,13 +307,13 @@ def run_session(config: RunConfig, progress: Progress | None = None, worker: Wor
         measured: list[ModeMemory | str | None] = []
         timed = timers.warmed(progress) if ran else []
         for i, timer in enumerate(timed):
-            process, memory = _time(timer, config, ran, i, progress, ran[i] if i < len(ran) else "")
+            process, memory = _time(timer, config, ran, i, progress, ran[i] if config.memory and i < len(ran) else "")
             processes.append(process)
             measured.append(memory)
             if partial is not None and i + 1 < len(timed):
                 partial(session(list(processes), list(measured)))
         measured = measured[:len(ran)] + [None] * (len(ran) - len(measured))
-        missing = [i for i, memory in enumerate(measured) if memory is None]
+        missing = [i for i, memory in enumerate(measured) if memory is None] if config.memory else []
         for i, found in zip(missing, _memory_not_timed(tuple(ran[i] for i in missing), chosen.cache_dir, config,
                                                        progress), strict=True):
             measured[i] = found

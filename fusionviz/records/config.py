@@ -48,7 +48,9 @@ class RunConfig:
     is torch's own default: static first, dynamic after the first recompile). Timing runs in `processes`
     fresh worker processes, each timing every mode in `rounds` interleaved rounds. `threads` is the CPU
     thread count of every worker (ATen's and Inductor's C++ kernels); None lets `validate` choose the
-    machine's default.
+    machine's default. `memory` measures each mode's memory: a timing process measures the mode it runs first,
+    and each mode no timing process ran first gets a fresh process of its own (a few seconds a mode on a CPU);
+    False leaves the memory view empty for a quicker run.
     """
 
     model: str = "mlp"
@@ -68,6 +70,7 @@ class RunConfig:
     profile_iterations: Int64 = 3
     cold_compile: bool = False
     timeout_s: Finite = 900.0
+    memory: bool = True
 
     @property
     def is_cuda(self) -> bool:

@@ -25,7 +25,8 @@ from fusionviz.records.config import DYNAMIC_CHOICES, RunConfig
 from fusionviz.records.decode import MAX_MAGNITUDE, Count, DecodeError, Finite, clip, decode
 
 CONTRACT_SCHEMA = 1
-LEFT_OUT = frozenset({"cold_compile"})  # RunConfig fields a contract does not keep: how a run starts, not what runs
+# RunConfig fields a contract does not keep: how a run starts, and what it measures beside what the contract checks
+LEFT_OUT = frozenset({"cold_compile", "memory"})
 NonNegative = Annotated[float, Meta(ge=0, le=MAX_MAGNITUDE)]
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 

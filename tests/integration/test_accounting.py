@@ -31,7 +31,7 @@ def _figures(session: Session, mode: str) -> list[tuple[str, Cost | None]]:
 @pytest.fixture(scope="module")
 def mlp_session(worker: Worker) -> Session:
     return run_session(RunConfig(model="mlp", dim=D, batch=B, modes=("eager", "default"), rounds=3, processes=1,
-                                 warmup_calls=3), worker=worker)
+                                 warmup_calls=3, memory=False), worker=worker)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,8 @@ from fusionviz.records.session import Session
 
 
 def small(model: str, **kw: object) -> RunConfig:
-    return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", rounds=3, processes=1, warmup_calls=3), **kw)
+    return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", rounds=3, processes=1, warmup_calls=3,
+                             memory=False), **kw)
 
 
 def test_layer_norm_and_gelu_fuse_into_one_cpp_kernel(ln_gelu_session: Session) -> None:
@@ -145,7 +146,8 @@ def test_refusals_say_what_to_change(config: RunConfig, message: str, worker: Wo
 def test_cli_run_then_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s.json"
     assert main(["run", "--model", "pointwise_chain", "--dim", "64", "--batch", "16", "--device", "cpu",
-                 "--modes", "eager,default", "--rounds", "3", "--processes", "1", "--out", str(out)]) == 0
+                 "--modes", "eager,default", "--rounds", "3", "--processes", "1", "--no-memory",
+                 "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "session written" in printed and "pointwise_chain" not in printed.splitlines()[0]
     assert main(["inspect", str(out), "--json"]) == 0
@@ -153,6 +155,7 @@ def test_cli_run_then_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     eager, default = report["runs"]
     assert eager["kernels_per_iteration"] > default["kernels_per_iteration"]
     assert default["kernels"][0]["class"] == "cpp_fused" and eager["gpu_busy_fraction"] is None
+    assert eager["memory"] is None and default["memory"] is None  # --no-memory
 
 
 def test_a_timing_process_reuses_the_captures_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

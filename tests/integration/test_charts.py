@@ -31,7 +31,7 @@ from tests.unit.factories import collapse_of
 def break_session(worker: Worker) -> Session:
     """graph_break on the CPU: `.item()` splits the forward into two compiled graphs."""
     config = RunConfig(model="graph_break", dim=32, batch=8, modes=("eager", "default"), rounds=3, processes=1,
-                       warmup_calls=3)
+                       warmup_calls=3, memory=False)
     return run_session(config, worker=worker)
 
 

@@ -9,6 +9,7 @@ import pytest
 from fusionviz.analysis.report import analyse
 from fusionviz.charts.views import view_figure, view_problem
 from fusionviz.cli.inspection import inspect_report, memory_lines
+from fusionviz.measure import client
 from fusionviz.measure.client import run_session
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig
@@ -181,3 +182,20 @@ def test_a_run_hands_over_its_session_after_each_timing_process_but_the_last(nam
     assert _memory(session, "default").process == 1
     report = analyse(preview)
     assert report.comparisons and report.headline.text
+
+
+def test_a_run_without_memory_measures_none_and_starts_no_process_for_it(worker: Worker,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memory=False` (`run --no-memory`, the lab's Memory box unticked): no mode's memory, and no process of its
+    own for the mode the one timing process did not run first."""
+    def started(modes: tuple[str, ...], *args: object) -> list[object]:
+        assert not modes, f"a process was asked for the memory of {modes}"
+        return []
+
+    monkeypatch.setattr(client, "_memory_not_timed", started)
+    config = RunConfig(model="pointwise_chain", dim=DIM, batch=BATCH, device="cpu", rounds=3, processes=1,
+                       warmup_calls=3, modes=("eager", "default"), memory=False)
+    session = run_session(config, worker=worker)
+    assert [r.mode for r in session.runs if r.ok] == ["eager", "default"]
+    assert all(r.memory is None and not any("memory" in line for line in r.logs) for r in session.runs)
+    assert session.config.memory is False and Session.from_dict(session.to_dict()).config.memory is False

@@ -24,7 +24,7 @@ ZOO = Path(MODELS["mlp"].build.__code__.co_filename).name  # "zoo.py"
 
 def small(model: str, **kw: object) -> RunConfig:
     return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", rounds=3, processes=1, warmup_calls=3,
-                             modes=("eager", "default")), **kw)
+                             modes=("eager", "default"), memory=False), **kw)
 
 
 def lines(sources: tuple[str, ...] | list[str]) -> set[int]:

@@ -32,7 +32,7 @@ from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, 
 from ui import state, warm
 
 SMALL = RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3, processes=1,
-                  threads=default_threads())
+                  threads=default_threads(), memory=False)
 TIMELINE = "Kernel timeline: one steady iteration per mode"
 
 
@@ -172,6 +172,7 @@ def set_lab(at: AppTest, config: RunConfig) -> None:
     at.sidebar.multiselect(key="modes").set_value(list(config.modes[1:]))
     at.sidebar.slider(key="rounds").set_value(config.rounds)
     at.sidebar.slider(key="processes").set_value(config.processes)
+    at.sidebar.checkbox(key="memory").set_value(config.memory)
 
 
 class _KeepsTheSlot(type):

@@ -34,7 +34,7 @@ needs_transformers = pytest.mark.skipif(not installed("transformers"),
                                         reason="transformers is not installed (pip install -r requirements-models.txt)")
 
 GPT2 = RunConfig(model="hf:gpt2", dim=64, layers=2, batch=2, seq=32, device="cpu", modes=("eager", "default"),
-                 rounds=3, processes=1, warmup_calls=3)
+                 rounds=3, processes=1, warmup_calls=3, memory=False)
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_a_cache_hit_from_another_checkout_names_this_checkout_s_files(tmp_path:
     temp = tmp_path / "tmp"
     temp.mkdir()
     config = RunConfig(model="linear_ln_gelu", dim=32, batch=8, device="cpu", modes=("eager", "default"), rounds=3,
-                       processes=1, warmup_calls=3)
+                       processes=1, warmup_calls=3, memory=False)
     script = ("from fusionviz.measure.client import run_session; from fusionviz.records.config import RunConfig; "
               f"run_session({config!r})")
     env = {**os.environ, "PYTHONPATH": str(other), "TMPDIR": str(temp)}

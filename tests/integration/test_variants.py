@@ -19,7 +19,7 @@ SCALARS = {"torch._dynamo.config.capture_scalar_outputs": "True"}
 
 def small(model: str, **kw: object) -> RunConfig:
     return replace(RunConfig(model=model, dim=32, batch=8, device="cpu", rounds=3, processes=1, warmup_calls=3,
-                             modes=("eager", "default", CAPTURED)), **kw)
+                             modes=("eager", "default", CAPTURED), memory=False), **kw)
 
 
 def speedups(session: Session) -> str:
