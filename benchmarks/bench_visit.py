@@ -125,6 +125,7 @@ def visit_round(page: Page, url: str, name: str, times: dict[str, list[float]]) 
     for session in (OTHER_SESSION, FIRST_SESSION):
         box = sidebar.locator(ST.SELECTBOX).filter(has_text="Session")
         box.click()  # the list opens in the browser alone: timed from the choice
+        page.keyboard.type(session)  # the list draws only the options in view: typed, the one asked is among them
         option = page.get_by_role("option", name=session)
         record(f"{name}: session switch", []).append(timed(page, option.click, verdict_of(session)))
     flip = key_flip(page, "Presentation")
