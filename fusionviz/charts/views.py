@@ -44,6 +44,9 @@ def view_problem(report: Report, view: str, mode: str | None = None) -> str | No
         return (f"the {view} view needs a session recorded with the lines of its kernels (fusionviz 0.1 sessions "
                 "of schema 3): this one was recorded before")
     if view == "memory" and not any(r.memory is not None and r.memory.timeline for r in session.runs):
+        if not session.config.memory:
+            return ("the memory view needs each mode's memory, and this run was asked without it (`run --no-memory`, "
+                    "or the lab's Memory box unticked)")
         return ("the memory view needs a session recorded with each mode's memory (fusionviz run since issue 47): "
                 "this one was recorded before")
     if info.needs == "timing" and not report.timed:

@@ -320,10 +320,10 @@ def _walk_compute(threads: dict[Any, list[Event]], windows: _Windows) -> tuple[
     """Top-level compute ops and compiled regions per iteration, and the compiled graph each op ran in (the ops
     inside a compute op of compiled code too: a kernel's launching op may be one of those).
 
-    The events of each thread are nested by time containment and walked in one sweep, in order of start (the
-    longer first): an event inside a compute op is not looked at, and an event that no single iteration holds
-    (a Python frame around the whole loop) is looked inside, as are wrappers, regions and view ops (`aten::to`
-    may call a copy)."""
+    The events of each thread (`_HostIndex.threads`, sorted here in place) are nested by time containment and
+    walked in one sweep, in order of start (the longer first): an event inside a compute op is not looked at, and
+    an event that no single iteration holds (a Python frame around the whole loop) is looked inside, as are
+    wrappers, regions and view ops (`aten::to` may call a copy)."""
     compute: list[tuple[int, Event]] = []
     regions: list[tuple[int, Event]] = []
     graph_of: dict[int, str] = {}

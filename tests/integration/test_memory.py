@@ -199,3 +199,4 @@ def test_a_run_without_memory_measures_none_and_starts_no_process_for_it(worker:
     assert [r.mode for r in session.runs if r.ok] == ["eager", "default"]
     assert all(r.memory is None and not any("memory" in line for line in r.logs) for r in session.runs)
     assert session.config.memory is False and Session.from_dict(session.to_dict()).config.memory is False
+    assert "asked without it" in (view_problem(analyse(session), "memory") or "")
