@@ -40,7 +40,7 @@ def add_config_flags(p: argparse.ArgumentParser, *, sizes: bool = True,
 
 
 def config_from(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | None = None,
-                batch: int | None = None, cold_compile: bool = False) -> RunConfig:
+                batch: int | None = None, cold_compile: bool = False, memory: bool = True) -> RunConfig:
     """The configuration the flags describe; a grid gives its first dim and batch (its cells set their own). A
     size left out takes the model's default where the catalogue has one (the real models' published sizes), and
     is refused otherwise."""
@@ -55,7 +55,7 @@ def config_from(args: argparse.Namespace, modes: tuple[str, ...], *, dim: int | 
                      device=args.device or default_device(), pass_=args.pass_, modes=modes,
                      dynamic=parse_dynamic(args.dynamic), rounds=args.rounds, processes=args.processes,
                      threads=args.threads, timeout_s=args.timeout, cold_compile=cold_compile,
-                     memory=not getattr(args, "no_memory", False))
+                     memory=memory)
 
 
 def add_memory_flag(parser: argparse.ArgumentParser) -> None:

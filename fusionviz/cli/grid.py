@@ -36,7 +36,8 @@ class Grid:
         dims, batches = parse_sizes(args.dims, "--dims"), parse_sizes(args.batches, "--batches")
         if not dims or not batches:
             raise ConfigError("--dims and --batches each need at least one size")
-        config = config_from(args, ("eager", *parse_modes(args.mode)), dim=dims[0], batch=batches[0])
+        config = config_from(args, ("eager", *parse_modes(args.mode)), dim=dims[0], batch=batches[0],
+                             memory=not args.no_memory)
         devices = [d.strip() for d in args.devices.split(",") if d.strip()] if args.devices else None
         if args.ray is not None and devices is not None:
             raise ConfigError("--devices and --ray exclude each other: Ray places the cells on its cluster's GPUs")

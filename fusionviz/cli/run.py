@@ -75,7 +75,8 @@ def add_run_flags(parser: argparse.ArgumentParser, out: str = "session file to w
 def measure(args: argparse.Namespace, naive_calls: int = 0) -> Session:
     """The session the run flags (`add_run_flags`) describe, measured with progress on stderr, after the notes a
     user should read before a run."""
-    return measure_config(config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile),
+    return measure_config(config_from(args, parse_modes(args.modes), cold_compile=args.cold_compile,
+                                      memory=not args.no_memory),
                           naive_calls=naive_calls, recalibrate=args.recalibrate)
 
 

@@ -233,10 +233,8 @@ class _HostIndex(msgspec.Struct):
                 if thread is None:
                     thread = threads[key] = []
                 thread.append(e)
-                if a is not None and e.cat in _OP_CATEGORIES:
-                    ext = a.ext if a.ext is not None else a.ext_legacy
-                    if ext is not None and ext not in op_by_ext:
-                        op_by_ext[ext] = e
+                if e.cat in _OP_CATEGORIES and (ext := e.ext) is not None and ext not in op_by_ext:
+                    op_by_ext[ext] = e
             else:  # a runtime or driver call
                 if a is not None and a.correlation is not None:
                     launch_by_corr[a.correlation] = e
