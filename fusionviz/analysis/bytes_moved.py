@@ -25,7 +25,7 @@ from fusionviz.analysis.op_costs import Cost
 from fusionviz.analysis.provenance import of_iteration
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import MEMORY_CLASS
-from fusionviz.records.op_args import op_args
+from fusionviz.records.op_args import run_op_args
 from fusionviz.records.session import ModeRun
 
 CLAIM_PCT = 70  # seed 2's "70% less memory traffic"
@@ -169,7 +169,7 @@ def _groups(links: list[tuple[int, int]]) -> list[tuple[list[int], list[int]]]:
 
 def _why_none(runs: list[ModeRun]) -> str:
     """Why no run's bytes are known: what the trace lacks for eager's ops and for Inductor's kernels."""
-    shapes = any(op.dims for run in runs if (raw := run.chrome_trace()) for op in op_args(raw).values())
+    shapes = any(op.dims for run in runs for op in run_op_args(run).values())
     code = any(run.output_code for run in runs)
     missing = []
     if not shapes:

@@ -22,7 +22,7 @@ from fusionviz.analysis.headline import size_words
 from fusionviz.analysis.op_costs import DTYPE_ITEMSIZE
 from fusionviz.records.config import GRAPHED_EAGER
 from fusionviz.records.kernels import MEMORY_CLASS
-from fusionviz.records.op_args import OpArgs, op_args
+from fusionviz.records.op_args import OpArgs, run_op_args
 from fusionviz.records.session import ModeRun, Session
 from fusionviz.records.variants import replays_graphs
 
@@ -90,7 +90,7 @@ def input_copies(run: ModeRun, session: Session | None = None) -> InputCopies | 
     rows = [r for r in run.kernels if r.launch_op in INPUT_COPY_OPS and r.kernel_class != MEMORY_CLASS]
     if not rows:
         return InputCopies(0.0, 0.0, 0, "")
-    args = op_args(raw) if (raw := run.chrome_trace()) else {}
+    args = run_op_args(run)
     itemsizes, source = _itemsizes(run, session)
     total: int | None = 0
     for op_id in dict.fromkeys((r.iteration, r.op_id) for r in rows):

@@ -18,6 +18,8 @@ import re
 import msgspec
 
 from fusionviz.analysis.op_costs import DTYPE_ITEMSIZE, Cost
+from fusionviz.records.derived import derived
+from fusionviz.records.session import ModeRun
 
 _SHAPE = r"\(([^()]*)\)"
 _ALLOC = re.compile(rf"^\s*(\w+) = empty_strided_\w+\({_SHAPE}, {_SHAPE}, torch\.(\w+)\)", re.MULTILINE)
@@ -40,6 +42,13 @@ class Buffer(msgspec.Struct, frozen=True):
     @property
     def nbytes(self) -> int | None:
         return None if self.shape is None else math.prod(self.shape) * self.itemsize
+
+
+
+@derived
+def run_kernel_calls(run: ModeRun) -> dict[str, list[Cost | None]]:
+    """`kernel_calls` of a run's wrapper modules and kernel sources, read once per run."""
+    return kernel_calls(run.output_code, run.kernel_sources)
 
 
 def kernel_calls(output_code: list[str], kernel_sources: dict[str, str]) -> dict[str, list[Cost | None]]:

@@ -21,11 +21,12 @@ from typing import Any
 import msgspec
 
 from fusionviz.analysis.cuda_graphs import INPUT_COPY_OPS, copied_bytes, copy_itemsizes
-from fusionviz.analysis.inductor_buffers import kernel_calls
+from fusionviz.analysis.inductor_buffers import run_kernel_calls
 from fusionviz.analysis.op_costs import Cost, op_cost
 from fusionviz.records.ceilings import Ceilings
+from fusionviz.records.derived import derived
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
-from fusionviz.records.op_args import OpArgs, op_args
+from fusionviz.records.op_args import OpArgs, run_op_args
 from fusionviz.records.session import ModeRun, Session
 
 INDUCTOR_PREFIXES = ("triton_", "cpp_fused")
@@ -91,8 +92,8 @@ def run_costs(run: ModeRun, like: Sequence[ModeRun] = (),
     session's other runs, whose kernels lend their figures to this run's CUDA-graph replays; `copy_sizes` the
     element sizes of the inputs a graph tree copies into its static buffers (`cuda_graphs.copy_itemsizes`): its
     copy op records their shapes without dtypes."""
-    args = op_args(raw) if (raw := run.chrome_trace()) else {}
-    calls = kernel_calls(run.output_code, run.kernel_sources)
+    args = run_op_args(run)
+    calls = run_kernel_calls(run)
     costs: list[Cost | None] = [None] * len(run.kernels)
     seen: Counter[tuple[int, str]] = Counter()
     by_op: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -116,6 +117,14 @@ def run_costs(run: ModeRun, like: Sequence[ModeRun] = (),
                 costs[i] = part
     _lend(run, costs, like)
     return costs
+
+
+
+@derived
+def own_costs(run: ModeRun) -> list[Cost | None]:
+    """`run_costs` of the run alone (no figures lent by other runs, no copy sizes), made once per run: every
+    other run of its session borrows from it, and the what-if reads it."""
+    return run_costs(run)
 
 
 def _inductor_cost(calls: list[Cost | None], occurrence: int, op: OpArgs | None) -> Cost | None:
@@ -160,15 +169,15 @@ def _lend(run: ModeRun, costs: list[Cost | None], like: Sequence[ModeRun]) -> No
     """Fill the figures of kernels that no op launched (CUDA-graph replays: their launch is the graph's, under
     the compiled region) from the same kernel name at the same occurrence in an iteration of another run, where
     that run knows it."""
-    missing = [i for i, row in enumerate(run.kernels) if costs[i] is None and "::" not in row.launch_op
-               and row.kernel_class != MEMORY_CLASS and not row.name.startswith(INDUCTOR_PREFIXES)]
+    missing = {i for i, row in enumerate(run.kernels) if costs[i] is None and "::" not in row.launch_op
+               and row.kernel_class != MEMORY_CLASS and not row.name.startswith(INDUCTOR_PREFIXES)}
     if not missing:
         return
     lent: dict[tuple[str, int], Cost] = {}
     for other in like:
         if other is run or other.summary is None or not other.kernels:
             continue
-        other_costs = run_costs(other)
+        other_costs = own_costs(other)
         seen: Counter[str] = Counter()
         iteration = other.summary.representative_iteration
         for row, cost in zip(other.kernels, other_costs, strict=True):

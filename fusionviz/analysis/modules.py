@@ -41,6 +41,7 @@ import pandas as pd
 from fusionviz.analysis.headline import MECHANISM_CHARS, Headline, micros
 from fusionviz.analysis.provenance import kernel_provenance, op_sources
 from fusionviz.records.config import GRAPHED_EAGER
+from fusionviz.records.derived import derived
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import GraphNode, ModeRun
 
@@ -76,6 +77,7 @@ TREE_COLUMNS: dict[str, str] = {
 }
 
 
+@derived
 def kernel_modules(run: ModeRun) -> list[str | None]:
     """For each of the run's kernel records (in stored order), the module it is given (see the module's
     docstring), or None for a memory operation (not a kernel)."""

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from fusionviz.analysis.headline import MECHANISM_CHARS, WORDS, Headline, micros, signed, size_words, word_count
@@ -118,7 +119,9 @@ class PlanDiff:
 
 @dataclass(frozen=True)
 class _Side:
-    """One run's representative iteration, cut into kernels (`units`: the rows of each)."""
+    """One run's representative iteration, cut into kernels (`units`: the rows of each). Each unit's main row
+    (its longest launch: what names it, an eager convolution's GEMM, not its layout copies), name and label are
+    taken once: a diff of a transformer's runs asks for them tens of thousands of times."""
 
     run: ModeRun
     kernels: pd.DataFrame
@@ -127,23 +130,16 @@ class _Side:
     unit_of: list[int]
     costs: list[Cost | None]
     origins: list[str]
+    dur: np.ndarray  # each row's kernel µs
+    short: list[str]  # each row's short name
+    classes: list[str]  # each row's kernel class
+    main: list[int]  # each unit's main row
+    names: list[str]  # each unit's name: its main row's short name
+    labels: list[str]  # what a unit is called when matched by name: its launching op, else its short name
 
     @property
     def compiled(self) -> bool:
         return any(p is not None for p in self.provenance)
-
-    def main_row(self, unit: int) -> int:
-        """A kernel's longest launch: what names it (an eager convolution's GEMM, not its layout copies)."""
-        rows = self.units[unit]
-        return max(rows, key=lambda r: (float(self.kernels.dur_us.iloc[r]), -r))
-
-    def name(self, unit: int) -> str:
-        return str(self.kernels.short_name.iloc[self.main_row(unit)])
-
-    def label(self, unit: int) -> str:
-        """What a kernel is called when matched by name: its launching op, else its short name."""
-        row = self.kernels.iloc[self.main_row(unit)]
-        return str(row.launch_op) if "::" in str(row.launch_op) and row.op_id != -1 else str(row.short_name)
 
 
 def _side(run: ModeRun, costs: Sequence[Cost | None] | None) -> _Side:
@@ -171,7 +167,15 @@ def _side(run: ModeRun, costs: Sequence[Cost | None] | None) -> _Side:
         unit_of.append(unit)
     picked = of_iteration(run, list(costs)) if costs is not None else [None] * len(kernels)
     origins = [o.partition(" · ")[0] if " · " in o else o for o in of_iteration(run, kernel_origins(run))]
-    return _Side(run, kernels, provenance, units, unit_of, picked, origins)
+    dur = kernels.dur_us.to_numpy(dtype=float)
+    us = dur.tolist()
+    short = [str(x) for x in kernels.short_name]
+    main = [max(rows, key=lambda r: (us[r], -r)) for rows in units]
+    ops = [(str(op), int(op_id)) for op, op_id in zip(kernels.launch_op, kernels.op_id, strict=True)]
+    labels = [ops[r][0] if "::" in ops[r][0] and ops[r][1] != -1 else short[r] for r in main]
+    return _Side(run, kernels, provenance, units, unit_of, picked, origins, dur, short,
+                 [str(x) for x in kernels.kernel_class], main,
+                 [short[r] for r in main], labels)
 
 
 def _provenance_edges(a: _Side, b: _Side) -> set[tuple[int, int]]:
@@ -192,7 +196,7 @@ def _name_edges(a: _Side, b: _Side, skip_a: set[int], skip_b: set[int]) -> set[t
     """The kernels left unmatched, matched by name (launching op, else short name) in launch order."""
     left_a = [u for u in range(len(a.units)) if u not in skip_a]
     left_b = [u for u in range(len(b.units)) if u not in skip_b]
-    matcher = difflib.SequenceMatcher(a=[a.label(u) for u in left_a], b=[b.label(u) for u in left_b],
+    matcher = difflib.SequenceMatcher(a=[a.labels[u] for u in left_a], b=[b.labels[u] for u in left_b],
                                       autojunk=False)
     return {(left_a[block.a + k], left_b[block.b + k]) for block in matcher.get_matching_blocks()
             for k in range(block.size)}
@@ -263,7 +267,7 @@ def _change(a: _Side, b: _Side, units_a: list[int], units_b: list[int]) -> Chang
         return "appeared"
     if n == 0:
         return "vanished"
-    if sorted(map(a.name, units_a)) == sorted(map(b.name, units_b)):
+    if sorted(a.names[u] for u in units_a) == sorted(b.names[u] for u in units_b):
         return "kept"
     if m == 1 and n == 1:
         return "replaced"
@@ -301,33 +305,36 @@ def plan_diff(a: ModeRun, b: ModeRun, costs_a: Sequence[Cost | None] | None = No
     for i in (i for i in range(len(parts)) if i not in first_a):  # B's alone: after the group launched before
         before = [j for j in first_a if j in first_b and first_b[j] < first_b[i]]
         order[i] = (first_a[max(before, key=lambda j: first_b[j])] if before else -1) + 0.5 + first_b[i] * 1e-6
+    partners: tuple[dict[int, set[int]], dict[int, set[int]]] = ({}, {})  # A's unit's in B, B's unit's in A
+    for x, y in edges:
+        partners[0].setdefault(x, set()).add(y)
+        partners[1].setdefault(y, set()).add(x)
     rows, kernels = [], []
     for number, i in enumerate(sorted(order, key=lambda j: order[j]), start=1):
         ua, ub = parts[i]
         change = _change(sa, sb, ua, ub)
         rows_a = sorted(r for u in ua for r in sa.units[u])
         rows_b = sorted(r for u in ub for r in sb.units[u])
-        us_a = float(sa.kernels.dur_us.iloc[rows_a].sum()) if rows_a else 0.0
-        us_b = float(sb.kernels.dur_us.iloc[rows_b].sum()) if rows_b else 0.0
+        us_a = float(sa.dur[rows_a].sum()) if rows_a else 0.0
+        us_b = float(sb.dur[rows_b].sum()) if rows_b else 0.0
         words = _computes(sb, rows_b) if sb.compiled or not rows_a else _computes(sa, rows_a)
-        words = words or _computes(sa, rows_a) or [sa.name(u) for u in ua] + [sb.name(u) for u in ub]
+        words = words or _computes(sa, rows_a) or [sa.names[u] for u in ua] + [sb.names[u] for u in ub]
         rows.append({"group": number, "change": change, "kernels_a": len(ua), "kernels_b": len(ub),
                      "launches_a": len(rows_a), "launches_b": len(rows_b), "us_a": us_a, "us_b": us_b,
                      "us_diff": us_b - us_a, "bytes_a": _bytes(sa, rows_a) if rows_a else 0.0,
                      "bytes_b": _bytes(sb, rows_b) if rows_b else 0.0,
-                     "names_a": _counted([str(sa.kernels.short_name.iloc[r]) for r in rows_a]),
-                     "names_b": _counted([str(sb.kernels.short_name.iloc[r]) for r in rows_b]),
+                     "names_a": _counted([sa.short[r] for r in rows_a]),
+                     "names_b": _counted([sb.short[r] for r in rows_b]),
                      "computes": ", ".join(words)})
         for side, own, other, units, mine in (("A", sa, sb, ua, 0), ("B", sb, sa, ub, 1)):
             for u in units:
-                partners = sorted({(y if mine == 0 else x) for x, y in edges if (x if mine == 0 else y) == u})
-                kernels.append({"side": side, "group": number, "change": change, "name": own.name(u),
-                                "kernel_class": str(own.kernels.kernel_class.iloc[own.main_row(u)]),
+                kernels.append({"side": side, "group": number, "change": change, "name": own.names[u],
+                                "kernel_class": own.classes[own.main[u]],
                                 "launches": len(own.units[u]),
-                                "us": float(own.kernels.dur_us.iloc[own.units[u]].sum()),
+                                "us": float(own.dur[own.units[u]].sum()),
                                 "bytes": _bytes(own, own.units[u]),
                                 "computes": ", ".join(_computes(own, own.units[u])),
-                                "counterparts": ", ".join(other.name(p) for p in partners)})
+                                "counterparts": ", ".join(other.names[p] for p in sorted(partners[mine].get(u, ())))})
     groups = pd.DataFrame(rows, columns=list(GROUP_COLUMNS))
     table = pd.DataFrame(kernels, columns=list(KERNEL_COLUMNS))
     table = table.sort_values(["side", "group"], kind="stable").reset_index(drop=True)

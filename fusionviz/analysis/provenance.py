@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from fusionviz.records.derived import derived
 from fusionviz.records.kernels import MEMORY_CLASS, KernelRow
 from fusionviz.records.session import GraphNode, GraphProvenance, ModeRun, OpSource
 from fusionviz.records.stacks import stack_lines
@@ -74,6 +75,7 @@ class CompiledGraph(msgspec.Struct, frozen=True):
     kernels: dict[str, KernelProvenance]
 
 
+@derived
 def compiled_graphs(run: ModeRun) -> list[CompiledGraph]:
     """The run's compiled graphs whose records can be read (a graph whose artifacts are missing or malformed is
     left out: its kernels keep no provenance)."""
@@ -155,6 +157,7 @@ def _fits(row: KernelRow, handle: str, outer: frozenset[str] = frozenset()) -> b
     return row.name == name
 
 
+@derived
 def kernel_provenance(run: ModeRun) -> list[KernelProvenance | None]:
     """For each of the run's kernel records (in stored order), the compiled kernel it was, or None (an eager
     run, a kernel Inductor did not generate or call, a session without provenance).
@@ -258,6 +261,7 @@ def iteration_provenance(run: ModeRun, iteration: int | None = None) -> list[Ker
     return of_iteration(run, kernel_provenance(run), iteration)
 
 
+@derived
 def kernel_lines(run: ModeRun) -> list[list[str]]:
     """For each kernel record (in stored order), the user's lines it came from ("file:line"): those of the
     pre-grad nodes it computes, else the lines Inductor lists for it (a backward kernel's); for a kernel without
@@ -296,6 +300,7 @@ def iteration_lines(run: ModeRun, iteration: int | None = None) -> list[list[str
     return of_iteration(run, kernel_lines(run), iteration)
 
 
+@derived
 def op_sources(run: ModeRun) -> list[OpSource | None]:
     """For each kernel record of an eager run, its launching op's module and line, or None: the marked pass's
     rows aligned with each profiled iteration's by name (a row either side may be missing)."""
@@ -330,6 +335,7 @@ def of_iteration(run: ModeRun, values: list[Any], iteration: int | None = None) 
     return [v for _, v in sorted(picked, key=lambda p: p[0])]
 
 
+@derived
 def kernel_origins(run: ModeRun) -> list[str]:
     """For each kernel record (in stored order), where it came from, in a few words: an eager kernel's launching
     op, module and line ("aten::addmm in net.0 · zoo.py:44"), a compiled kernel's pre-grad nodes, each by what it

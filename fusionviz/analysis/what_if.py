@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusionviz.analysis.headline import Headline, micros, size_words
-from fusionviz.analysis.kernel_costs import run_costs
+from fusionviz.analysis.kernel_costs import own_costs
 from fusionviz.analysis.op_costs import Cost, op_kind
 from fusionviz.analysis.timing import latency_estimates
 from fusionviz.analysis.trace_stats import busy_time
@@ -68,7 +68,7 @@ def fusable_chains(run: ModeRun) -> list[Chain]:
     if run.summary is None:
         return []
     iteration = run.summary.representative_iteration
-    rows = sorted(((r, c) for r, c in zip(run.kernels, run_costs(run), strict=True) if r.iteration == iteration
+    rows = sorted(((r, c) for r, c in zip(run.kernels, own_costs(run), strict=True) if r.iteration == iteration
                    and r.kernel_class != "memory"), key=lambda rc: rc[0].start_us)
     chains: list[Chain] = []
     current: list[tuple[KernelRow, Cost]] = []

@@ -5,9 +5,14 @@ are asked for, not when a trace opens: the timeline needs none of it."""
 
 # No `from __future__ import annotations`: msgspec reads these annotations at run time.
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+from fusionviz.records.derived import derived
+
+if TYPE_CHECKING:
+    from fusionviz.records.session import ModeRun
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -67,3 +72,11 @@ def _positive(value: Any, scale: float) -> int | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e30:
         return round(value * scale)
     return None
+
+
+@derived
+def run_op_args(run: "ModeRun") -> dict[int, OpArgs]:
+    """`op_args` of a run's kept trace (empty where none was kept), read once per run: the costs, the bytes
+    view and the CUDA-graph coverage each ask for it."""
+    raw = run.chrome_trace()
+    return op_args(raw) if raw else {}
