@@ -7,6 +7,7 @@ import pandas as pd
 
 from fusionviz.analysis.provenance import kernel_origins
 from fusionviz.analysis.trace_stats import busy_time
+from fusionviz.records.derived import derived
 from fusionviz.records.kernels import CLASS_DESCRIPTIONS, KERNEL_COLUMNS, MEMORY_CLASS
 from fusionviz.records.session import ModeRun
 
@@ -19,14 +20,34 @@ def one_iteration(frame: pd.DataFrame, iteration: int) -> pd.DataFrame:
 def iteration_rows(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
     """Every row of one profiled iteration (the representative one by default), kernels and memory
     operations, in launch order."""
-    if iteration is None:
-        iteration = run.summary.representative_iteration if run.summary else 0
+    if iteration is None or iteration == _representative(run):
+        return _representative_rows(run).copy(deep=False)  # copy-on-write: a caller's change stays its own
     return one_iteration(run.kernel_frame(), iteration)
 
 
 def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
     """The kernels of one profiled iteration, in launch order: Memcpy/Memset operations are not kernels."""
-    rows = iteration_rows(run, iteration)
+    if iteration is None or iteration == _representative(run):
+        return _representative_kernels(run).copy(deep=False)
+    return _kernels_of(iteration_rows(run, iteration))
+
+
+def _representative(run: ModeRun) -> int:
+    return run.summary.representative_iteration if run.summary else 0
+
+
+@derived
+def _representative_rows(run: ModeRun) -> pd.DataFrame:
+    """The representative iteration's rows, made once per run: most views and analyses of a run start here."""
+    return one_iteration(run.kernel_frame(), _representative(run))
+
+
+@derived
+def _representative_kernels(run: ModeRun) -> pd.DataFrame:
+    return _kernels_of(_representative_rows(run))
+
+
+def _kernels_of(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows.kernel_class != MEMORY_CLASS].reset_index(drop=True)
 
 

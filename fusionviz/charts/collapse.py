@@ -85,7 +85,9 @@ NODE_EM = 2.4  # a node's side, in font sizes
 
 def _slots(nodes: pd.DataFrame) -> float:
     """The x axis's width in slots: the last node's slot, and room on either side."""
-    return max(nodes.x.max() if len(nodes) else 0.0, 1.0) + 2 * SIDE_SLOTS
+    return float(max(nodes.x.max() if len(nodes) else 0.0, 1.0) + 2 * SIDE_SLOTS)  # a plain float: see node_px
+
+
 _ROLE_STYLE: dict[str, dict[str, Any]] = {  # a node's outline: a fusion stands out, a kernel kept one-to-one does not
     "fusion": {"width": 3, "color": "black"},
     "kept": {"width": 1, "color": "#999999"},
@@ -206,7 +208,8 @@ def _longest_labelled(row: pd.DataFrame, settings: ChartSettings, slots: float) 
 
 def node_px(settings: ChartSettings, slots: float) -> float:
     """A node's side: NODE_EM of the font, or less where the row is so dense that squares that large would
-    overlap (a slot's width, less a gap)."""
+    overlap (a slot's width, less a gap). A plain float: the animation sets a row's sizes to a list, and Plotly
+    compares the list with a NumPy scalar it held before element by element, which raised on a dense row (GPT-2's)."""
     return min(settings.font_size * NODE_EM, 0.8 * settings.plot_px / slots)
 
 

@@ -207,3 +207,13 @@ def test_every_exported_slide_reads_from_the_back_of_the_room(name: str) -> None
         fig = slide(view_figure(report, view, settings), report.source.stamp, settings)
         assert (fig.layout.width, fig.layout.height) == (SLIDE_WIDTH, SLIDE_HEIGHT)
         assert not slide_text_problems(fig), view
+
+
+@pytest.mark.parametrize("name", ["h100_hf_gpt2_768x4x128_bfloat16", "h100_hf_llama_576x8x256_bfloat16"])
+def test_the_animation_of_a_dense_collapse_plays_every_frame(name: str) -> None:
+    """A row so dense that its squares shrink below the font's size: the animation's frames set its sizes to a
+    list, which raised against the NumPy scalar the row was drawn with."""
+    report = analyse(open_path(SESSIONS[0].parent / f"{name}.json.gz"))
+    fig = view_figure(report, "animation")
+    last = fig.frames[-1].data[0]  # the eager row at the end: every absorbed kernel merged away
+    assert len(fig.frames) == 31 and min(last.marker.size) == 0 and max(last.marker.size) > 0

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gc
 
+from fusionviz.analysis.kernel_tables import iteration_kernels, iteration_rows
 from fusionviz.analysis.provenance import kernel_provenance
 from fusionviz.records import derived as derived_module
 from fusionviz.records.derived import derived
+from fusionviz.records.files import open_path
 from fusionviz.records.session import ModeRun
+from tests.conftest import DATA
 
 
 def test_a_value_is_made_once_per_record_and_freed_with_it() -> None:
@@ -34,3 +37,16 @@ def test_the_analyses_share_one_list_per_run() -> None:
     run = ModeRun(mode="eager")
     assert kernel_provenance(run) is kernel_provenance(run)
     assert kernel_provenance(ModeRun(mode="eager")) == kernel_provenance(run)
+
+
+def test_a_caller_s_change_to_a_shared_kernel_table_stays_its_own() -> None:
+    """The representative iteration's table is made once per run and handed out as a copy-on-write view."""
+    run = open_path(DATA / "h200_prov_mlp_512x256_float32.json.gz").run("default")
+    assert run is not None
+    first = iteration_kernels(run)
+    name = first.name[0]
+    first["dur_us"] = 0.0
+    first.loc[0, "name"] = "changed"
+    again = iteration_kernels(run)
+    assert (again.dur_us > 0).all() and again.name[0] == name
+    assert iteration_rows(run).name[0] == name
