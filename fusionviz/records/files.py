@@ -9,7 +9,8 @@ from typing import Any
 from fusionviz.errors import SessionFileError, TraceError
 from fusionviz.records.config import RunConfig
 from fusionviz.records.limits import Limits, inflate, read_file
-from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session, read_json_bytes
+from fusionviz.records.session import SESSION_KIND, Environment, ModeRun, Session
+from fusionviz.records.session_file import read_json_bytes
 from fusionviz.records.trace import IterationChoice, ParsedTrace, parse_trace
 from fusionviz.records.trace_events import read_trace
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -20,10 +19,11 @@ from msgspec import Meta, Struct, field
 from fusionviz.errors import ConfigError, SessionFileError
 from fusionviz.records.ceilings import Ceilings
 from fusionviz.records.config import RunConfig, validate
-from fusionviz.records.decode import INT64, Count, DecodeError, Finite, Int64, Positive, decode, shown
+from fusionviz.records.decode import INT64, Count, DecodeError, Finite, Int64, Positive, decode
 from fusionviz.records.dram import DramCount
-from fusionviz.records.kernels import KERNEL_COLUMNS, CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
+from fusionviz.records.kernels import CpuOpRow, KernelRow, cpu_op_frame, kernel_frame
 from fusionviz.records.limits import inflate
+from fusionviz.records.session_file import read_json_bytes, upgrade
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `inspect` and the trace reader run without it
     import pandas as pd
@@ -518,47 +518,6 @@ class Session(Record):
         return cls.from_dict(read_json_bytes(raw, name))
 
 
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A session file's values (of any schema up to SCHEMA_VERSION) in today's shape, the one place older
-    files are brought up to date: kernel-table columns added since (`op_id`, `launch_us`) take their defaults
-    in `KernelRow`; CPU sessions of 2026-11-30 wrote an unknown launch as NaN, read as None; schema 1's stored
-    speedups and busy figures are derived data, ignored (analysis computes them on load), while its per-mode
-    latency samples are measurements and stay (`ModeRun.latency`: analysis reads them as unpaired samples); a
-    kernel row must hold exactly today's columns, so a misspelt key is an error, not a default. Raises
-    DecodeError."""
-    runs = _items(data.get("runs"))
-    grid = data.get("grid")
-    runs += [r for cell in _items(grid.get("cells") if isinstance(grid, dict) else None)
-             for r in _items(cell.get("runs") if isinstance(cell, dict) else None)]
-    sweep = data.get("sweep")
-    strategies = _items(sweep.get("strategies") if isinstance(sweep, dict) else None)
-    for where, rows in [(f"runs[{i}] ({r.get('mode')}) kernels", r.get("kernels")) for i, r in enumerate(runs)] + \
-            [(f"sweep {s.get('strategy')} kernels", s.get("kernels")) for s in strategies]:
-        for i, row in enumerate(rows if isinstance(rows, list) else []):
-            if isinstance(row, dict):
-                _kernel_row(row, f"{where} row {i}")
-    return data
-
-
-def _items(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-_OPTIONAL_COLUMNS = {f.name for f in msgspec.structs.fields(KernelRow) if not f.required}
-
-
-def _kernel_row(row: dict[str, Any], what: str) -> None:
-    if type(row.get("launch_us")) is float and math.isnan(row["launch_us"]):
-        row["launch_us"] = None
-    if row.keys() != KERNEL_COLUMNS.keys():
-        missing = [c for c in KERNEL_COLUMNS if c not in row and c not in _OPTIONAL_COLUMNS]
-        unknown = [shown(k) if not isinstance(k, str) else k for k in row if k not in KERNEL_COLUMNS]
-        if missing or unknown:
-            raise DecodeError(f"{what} is malformed: " + "; ".join(
-                part for part in (f"missing {', '.join(missing)}" if missing else "",
-                                  f"unknown {', '.join(unknown)}" if unknown else "") if part))
-
-
 class NaiveResult(Record):
     """The widely copied naive measurement of one mode (see `measure.naive`), kept to show what it gets wrong."""
 
@@ -569,19 +528,3 @@ class NaiveResult(Record):
     naive_speedup: Finite
     key_averages_rows_eager: Int64
     key_averages_rows_mode: Int64
-
-
-def read_json_bytes(raw: bytes | bytearray, name: str) -> Any:
-    """Parse JSON that may be gzipped (inflated within the caps), with an error naming the file."""
-    text = inflate(raw, name)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg.startswith("Unterminated string") or not exc.doc[exc.pos:].strip():  # it stopped mid-value
-            raise SessionFileError(f"{name} ends early, in the middle of its JSON (line {exc.lineno}, column "
-                                   f"{exc.colno}): the file is cut short; copy or download it again") from exc
-        raise SessionFileError(f"{name} is not JSON: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise SessionFileError(f"{name} is not JSON: {exc}") from exc
-    except RecursionError:
-        raise SessionFileError(f"{name} nests deeper than any session or trace does") from None

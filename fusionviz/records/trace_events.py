@@ -23,7 +23,7 @@ import msgspec
 from fusionviz.errors import TraceError
 from fusionviz.records.decode import DecodeError, Finite, Int64, clip, decode, shown
 from fusionviz.records.limits import Limits, inflate, inflated
-from fusionviz.records.session import read_json_bytes
+from fusionviz.records.session_file import read_json_bytes
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})  # HIP calls of a ROCm trace appear here too

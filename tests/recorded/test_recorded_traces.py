@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fusionviz.cli import main
-from fusionviz.records.session import read_json_bytes
+from fusionviz.records.session_file import read_json_bytes
 from fusionviz.records.trace import parse_trace
 
 DATA = Path(__file__).parent.parent / "data"
