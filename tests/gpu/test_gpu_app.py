@@ -13,7 +13,7 @@ from fusionviz.measure.catalog import REAL_MODELS, installed
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig
 from scripts.check_real_models import check_run
-from tests.integration.test_app import figures, kernels_per_mode
+from tests.app_pages import figures, kernels_per_mode
 from tests.lab_runs import to_the_end
 from tests.texts import unescaped
 from ui import state

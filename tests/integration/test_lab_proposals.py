@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from fusionviz.measure.service import SessionRun
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
-from tests.integration.test_app import APP, TIMEOUT, no_errors
+from tests.app_pages import APP, TIMEOUT, no_errors
 from tests.lab_runs import to_the_end
 from tests.texts import unescaped
 from ui import backend, state

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fusionviz.charts.style import ChartSettings
-from tests.integration.test_app import APP, TIMEOUT, no_errors
+from tests.app_pages import APP, TIMEOUT, no_errors
 from ui.web.switch import ENV
 
 ROOT = Path(APP).parent

@@ -28,7 +28,7 @@ from fusionviz.measure.service import RunService, SessionRun, Ticket, complete
 from fusionviz.measure.worker import Worker
 from fusionviz.records.config import RunConfig, default_threads
 from fusionviz.records.session import Session
-from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
+from tests.app_pages import APP, TIMEOUT, figures, kernels_per_mode, no_errors
 from ui import state, warm
 
 SMALL = RunConfig(model="pointwise_chain", dim=64, batch=8, modes=("eager", "default"), rounds=3, processes=1,

@@ -19,7 +19,7 @@ from fusionviz.charts.registry import VIEWS
 from fusionviz.charts.view_captions import view_headline
 from fusionviz.records.session import Grid, GridCell, Session
 from fusionviz.records.talk import load_talk
-from tests.integration.test_app import APP, TIMEOUT, figures, kernels_per_mode, no_errors
+from tests.app_pages import APP, TIMEOUT, figures, kernels_per_mode, no_errors
 from tests.texts import unescaped
 from ui import story, warm
 from ui.background import Priority, scheduler
