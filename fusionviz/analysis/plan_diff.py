@@ -173,9 +173,9 @@ def _side(run: ModeRun, costs: Sequence[Cost | None] | None) -> _Side:
     main = [max(rows, key=lambda r: (us[r], -r)) for rows in units]
     ops = [(str(op), int(op_id)) for op, op_id in zip(kernels.launch_op, kernels.op_id, strict=True)]
     labels = [ops[r][0] if "::" in ops[r][0] and ops[r][1] != -1 else short[r] for r in main]
-    return _Side(run, kernels, provenance, units, unit_of, picked, origins, dur, short,
-                 [str(x) for x in kernels.kernel_class], main,
-                 [short[r] for r in main], labels)
+    return _Side(run, kernels, provenance, units, unit_of, picked, origins, dur=dur, short=short,
+                 classes=[str(x) for x in kernels.kernel_class], main=main, names=[short[r] for r in main],
+                 labels=labels)
 
 
 def _provenance_edges(a: _Side, b: _Side) -> set[tuple[int, int]]:
@@ -305,7 +305,7 @@ def plan_diff(a: ModeRun, b: ModeRun, costs_a: Sequence[Cost | None] | None = No
     for i in (i for i in range(len(parts)) if i not in first_a):  # B's alone: after the group launched before
         before = [j for j in first_a if j in first_b and first_b[j] < first_b[i]]
         order[i] = (first_a[max(before, key=lambda j: first_b[j])] if before else -1) + 0.5 + first_b[i] * 1e-6
-    partners: tuple[dict[int, set[int]], dict[int, set[int]]] = ({}, {})  # A's unit's in B, B's unit's in A
+    partners: tuple[dict[int, set[int]], dict[int, set[int]]] = ({}, {})  # of each A unit in B; of each B unit in A
     for x, y in edges:
         partners[0].setdefault(x, set()).add(y)
         partners[1].setdefault(y, set()).add(x)
