@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from fusionviz.charts.style import CLASS_COLOURS
 from fusionviz.records.kernels import MEMORY_CLASS
+from tests.conftest import ROOT
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+APP = str(ROOT / "app.py")
 TIMEOUT = 240  # a first-ever compile on a machine takes ~15 s; leave room for a slow CI box
 
 

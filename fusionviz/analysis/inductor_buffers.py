@@ -44,7 +44,6 @@ class Buffer(msgspec.Struct, frozen=True):
         return None if self.shape is None else math.prod(self.shape) * self.itemsize
 
 
-
 @derived
 def run_kernel_calls(run: ModeRun) -> dict[str, list[Cost | None]]:
     """`kernel_calls` of a run's wrapper modules and kernel sources, read once per run."""

@@ -119,7 +119,6 @@ def run_costs(run: ModeRun, like: Sequence[ModeRun] = (),
     return costs
 
 
-
 @derived
 def own_costs(run: ModeRun) -> list[Cost | None]:
     """`run_costs` of the run alone (no figures lent by other runs, no copy sizes), made once per run: every

@@ -57,7 +57,7 @@ def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     says a plain trace's `source_lines` too)."""
     frame = run.kernel_frame().assign(origin=kernel_origins(run))
     if not all_iterations:
-        frame = one_iteration(frame, run.summary.representative_iteration if run.summary else 0)
+        frame = one_iteration(frame, _representative(run))
     shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
     return shown[[c for c in KERNEL_COLUMNS if c not in ("short_name", "source_lines")] + ["origin"]]
 

@@ -42,4 +42,3 @@ def derived(fn: Callable[[R], T]) -> Callable[[R], T]:
         return values[name]  # type: ignore[no-any-return]
 
     return once
-

@@ -15,7 +15,8 @@ from fusionviz.analysis.report import analyse
 from fusionviz.charts.style import ChartSettings
 from fusionviz.records.files import open_file
 from fusionviz.records.session import Session
-from tests.app_pages import APP, DATA, TIMEOUT, decode, figures, kernels_per_mode, no_errors
+from tests.app_pages import APP, TIMEOUT, decode, figures, kernels_per_mode, no_errors
+from tests.conftest import DATA
 from tests.synthetic import encoded, gpu_trace
 from tests.texts import unescaped
 from ui import state
