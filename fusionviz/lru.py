@@ -3,7 +3,7 @@ figures computed from an open session) is kept in an LRU, so memory stays bounde
 
 from __future__ import annotations
 
-import threading
+import _thread  # threading's lock itself: `threading` is a small trace's `inspect` ms, for one lock
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
@@ -18,7 +18,7 @@ class LRU(Generic[K, V]):
     def __init__(self, limit: int) -> None:
         self._items: OrderedDict[K, V] = OrderedDict()
         self._limit = limit
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def get(self, key: K) -> V | None:
         with self._lock:

@@ -12,7 +12,6 @@ nodes and lines. An eager run keeps each launching op's module and line from a p
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import PurePath
@@ -307,6 +306,8 @@ def op_sources(run: ModeRun) -> list[OpSource | None]:
     found: list[OpSource | None] = [None] * len(run.kernels)
     if not run.op_sources:
         return found
+    import difflib  # here: only a session's eager run has marked ops to align, and a trace's `inspect` none
+
     marked = [s.name for s in run.op_sources]
     rows_of: dict[int, list[int]] = {}
     for i, row in enumerate(run.kernels):

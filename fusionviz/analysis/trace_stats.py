@@ -9,7 +9,6 @@ turns them into DataFrames with `as_frame`). Definitions are in docs/methodology
 from __future__ import annotations
 
 import math
-import statistics
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -183,6 +182,8 @@ def profiled_stretch(idle: list[StepIdle], latency_ms: float | None) -> float | 
     longer than the call the timing measured; None without timing or without profiled iterations."""
     if latency_ms is None or latency_ms <= 0 or not idle:
         return None
+    import statistics  # here: only a timed run needs it, and its import (fractions, random) is a small trace's ms
+
     return statistics.median(s.span_us for s in idle) / (latency_ms * 1e3)
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from fusionviz.cli.command import Command
 from fusionviz.cli.reporter import note
 from fusionviz.errors import FusionvizError
 
 COMMANDS = ("models", "run", "inspect", "sweep", "grid", "export", "snapshot", "check")
+PROG = "python -m fusionviz"
 
 
 def command(name: str) -> Command:
@@ -24,23 +26,14 @@ def command(name: str) -> Command:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command `argv` names; a `FusionvizError` is one line on stderr and its exit code."""
-    parser = argparse.ArgumentParser(prog="python -m fusionviz",
-                                     description=f"`python -m fusionviz {{{','.join(COMMANDS)}}}`: the CLI maps flags "
-                                                 "onto the Python API.")
-    sub = parser.add_subparsers(dest="command", required=True)
     argv = sys.argv[1:] if argv is None else argv
-    named = next((a for a in argv if not a.startswith("-")), None)  # the top level takes no flag but --help
-    chosen = command(named) if named in COMMANDS else None
-    for name in COMMANDS:  # the other commands' help is read only for the list that names no command
-        if chosen is None:
-            listed = command(name)
-            sub.add_parser(name, help=listed.help)
-        elif name == chosen.name:
-            chosen.add_arguments(sub.add_parser(name, help=chosen.help))  # some read tables to offer their choices
-        else:
-            sub.add_parser(name)
-    args = parser.parse_args(argv)
-    assert chosen is not None  # parse_args exits on any argv that names no command
+    if not argv or argv[0] not in COMMANDS:
+        _list_commands(argv)
+    # The command's own parser alone: argparse's parsers cost milliseconds each, most of a small `inspect`'s own
+    chosen = command(argv[0])
+    parser = argparse.ArgumentParser(prog=f"{PROG} {chosen.name}", description=chosen.help)
+    chosen.add_arguments(parser)  # some read tables to offer their choices
+    args = parser.parse_args(argv[1:])
     try:
         return chosen.run(args)
     except FusionvizError as exc:
@@ -49,3 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         note(f"fusionviz: {exc}")
         return 2
+
+
+def _list_commands(argv: list[str]) -> NoReturn:
+    """For an argv that names no command first (`--help` among them): every command and its line of help, or
+    the refusal that lists them; exits."""
+    parser = argparse.ArgumentParser(prog=PROG, description=f"`{PROG} {{{','.join(COMMANDS)}}}`: the CLI maps "
+                                                            "flags onto the Python API.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        sub.add_parser(name, help=command(name).help)
+    parser.parse_args(argv)  # exits on --help and on anything it refuses
+    parser.error(f"name the command first: {PROG} COMMAND ...")

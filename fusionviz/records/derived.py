@@ -5,13 +5,13 @@ the collapse, the source view, the module table, the costs): on a transformer's 
 before it was made once. Records are not changed once a session is made or opened, so the object identifies
 what a value came from; the values go with the record (a weak reference's finalizer drops them when it is
 freed, before its id can be reused). Two threads asking at once may both make a value: the functions are pure,
-so either answer is the same.
+so either answer is the same; they share one record's dict (`setdefault` is atomic), and where both registered a
+finalizer, the second pops nothing.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,7 +20,6 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 _VALUES: dict[int, dict[str, Any]] = {}  # by the record's id: each derived value by its function's name
-_LOCK = threading.Lock()
 
 
 def derived(fn: Callable[[R], T]) -> Callable[[R], T]:
@@ -32,11 +31,8 @@ def derived(fn: Callable[[R], T]) -> Callable[[R], T]:
     def once(record: R) -> T:
         values = _VALUES.get(id(record))
         if values is None:
-            with _LOCK:
-                values = _VALUES.get(id(record))
-                if values is None:
-                    values = _VALUES[id(record)] = {}
-                    weakref.finalize(record, _VALUES.pop, id(record), None)
+            values = _VALUES.setdefault(id(record), {})
+            weakref.finalize(record, _VALUES.pop, id(record), None)
         if name not in values:
             values[name] = fn(record)
         return values[name]  # type: ignore[no-any-return]

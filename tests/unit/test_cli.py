@@ -86,14 +86,29 @@ def test_inspect_imports_no_torch_plotly_or_psutil(file: str) -> None:
 def test_inspect_of_one_trace_imports_only_what_it_uses() -> None:
     """A trace's `inspect --json` needs neither pandas (the app's tables), a job's process pool, the tables
     other commands offer their choices from (the views `export` draws), the other commands, nor the digest that
-    keys the app's reports (hashlib): it makes one report and keeps none."""
+    keys the app's reports (hashlib): it makes one report and keeps none. Nor what only a timed run (statistics)
+    or a session's marked ops (difflib) need, nor `threading` for the app's caches' locks."""
     code = ("import sys\nfrom fusionviz.cli import main\n"
             "assert main(['inspect', 'tests/data/h200_linear_ln_gelu_fp32_eager.trace.json.gz', '--json']) == 0\n"
             "assert not {'pandas', 'numpy', 'multiprocessing', 'concurrent.futures', 'fusionviz.charts.registry', "
-            "'fusionviz.cli.run', 'fusionviz.cli.check', 'fusionviz.measure.catalog', 'hashlib'} & set(sys.modules), "
-            "'imported'")
+            "'fusionviz.cli.run', 'fusionviz.cli.check', 'fusionviz.measure.catalog', 'hashlib', 'statistics', "
+            "'difflib', 'threading'} & set(sys.modules), 'imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_argv_that_names_no_command_first_is_refused_with_the_list(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command parses its own flags alone; anything else gets the list of commands, and a command's own
+    refusal names it."""
+    for argv in ([], ["bogus"], ["--json", "inspect", "x.json"]):
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        assert done.value.code == 2
+        assert "{models,run,inspect,sweep,grid,export,snapshot,check}" in capsys.readouterr().err, argv
+    with pytest.raises(SystemExit) as done:
+        main(["inspect", "--top"])
+    assert done.value.code == 2
+    assert "python -m fusionviz inspect: error: argument --top: expected one argument" in capsys.readouterr().err
 
 
 def test_a_command_offers_its_choices_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
