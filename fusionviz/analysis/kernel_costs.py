@@ -262,16 +262,17 @@ def _per_run(run: ModeRun, costs: list[Cost | None], ceilings: Ceilings | None, 
     iterations = max(run.summary.iterations if run.summary else 1, 1)
     kernels = [(row, cost) for row, cost in zip(run.kernels, costs, strict=True)
                if row.kernel_class != MEMORY_CLASS]
-    time_all = gpu_time_us(run) * iterations
+    gpu_time = gpu_time_us(run)
+    time_all = gpu_time * iterations
     time_known = sum(float(row.dur_us) for row, cost in kernels if cost is not None)
     moved = [cost.total for _, cost in kernels if cost is not None]
     return RunCosts(
         costs=costs,
-        achieved=[achieved(cost, float(row.dur_us), ceilings, compute_dtype(row, dtype))
+        achieved=[None if cost is None else achieved(cost, float(row.dur_us), ceilings, compute_dtype(row, dtype))
                   for row, cost in zip(run.kernels, costs, strict=True)],
         bytes_per_iteration=round(sum(moved) / iterations) if moved else None,
         bytes_known_pct=100 * time_known / time_all if time_all else 0.0,
-        gpu_time_us=gpu_time_us(run))
+        gpu_time_us=gpu_time)
 
 
 def cost_fields(cost: Cost | None, got: Achieved | None) -> dict[str, Any]:

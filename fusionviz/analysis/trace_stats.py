@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from fusionviz.records.derived import derived
 from fusionviz.records.kernels import MEMORY_CLASS
 from fusionviz.records.session import ModeRun
 
@@ -131,9 +132,10 @@ def idle_breakdown(run: ModeRun) -> list[StepIdle]:
     return [step for step, _ in _walked(run)]
 
 
+@derived
 def _walked(run: ModeRun) -> list[tuple[StepIdle, tuple[tuple[float, float], ...]]]:
     """Each profiled iteration's `StepIdle` and its gaps, in order: the one walk over a run's kernels that every
-    idle and busy figure comes from."""
+    idle and busy figure comes from, made once per run (shared: callers build their own values from it)."""
     summary = run.summary
     if summary is None:
         return []
