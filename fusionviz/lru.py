@@ -3,7 +3,7 @@ figures computed from an open session) is kept in an LRU, so memory stays bounde
 
 from __future__ import annotations
 
-import _thread  # threading's lock itself: `threading` is a small trace's `inspect` ms, for one lock
+import _thread  # the lock `threading.Lock` is, without importing `threading` into a small `inspect`
 from collections import OrderedDict
 from typing import Generic, TypeVar
 

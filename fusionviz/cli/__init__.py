@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in COMMANDS:
         _list_commands(argv)
-    # The command's own parser alone: argparse's parsers cost milliseconds each, most of a small `inspect`'s own
+    # The named command's parser alone: each argparse parser costs about as much as a small trace's own work
     chosen = command(argv[0])
     parser = argparse.ArgumentParser(prog=f"{PROG} {chosen.name}", description=chosen.help)
     chosen.add_arguments(parser)  # some read tables to offer their choices
