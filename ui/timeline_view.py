@@ -71,7 +71,7 @@ def _timeline_fragment(report: Report, key: str, show_code: Callable[[ModeRun, s
     shown = (session.label, session.environment.captured_at, tuple(r.mode for r in runs))
     state.timeline_shows(key, shown)  # another session: its own median iteration, not the last pick
     if iterations > 1:
-        representative = runs[0].summary.representative_iteration if runs and runs[0].summary else 0
+        representative = runs[0].representative_iteration if runs else 0
         options = list(range(iterations))
         step = controls[1].selectbox(
             "Iteration", options, index=representative, key=state.timeline_step_key(key), disabled=every,

@@ -299,7 +299,7 @@ def no_flops_note(eager: ModeRun | None, focus: ModeRun | None, costs: dict[str,
     else ""."""
     runs = roofline_runs(eager, focus, costs)
     for run in runs:
-        iteration = run.summary.representative_iteration if run.summary else 0
+        iteration = run.representative_iteration
         if any(cost is not None and cost.flop for row, cost in zip(run.kernels, costs[run.mode].costs,
                                                                     strict=True) if row.iteration == iteration):
             return ""

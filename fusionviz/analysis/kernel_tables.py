@@ -20,26 +20,22 @@ def one_iteration(frame: pd.DataFrame, iteration: int) -> pd.DataFrame:
 def iteration_rows(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
     """Every row of one profiled iteration (the representative one by default), kernels and memory
     operations, in launch order."""
-    if iteration is None or iteration == _representative(run):
+    if iteration is None or iteration == run.representative_iteration:
         return _representative_rows(run).copy(deep=False)  # copy-on-write: a caller's change stays its own
     return one_iteration(run.kernel_frame(), iteration)
 
 
 def iteration_kernels(run: ModeRun, iteration: int | None = None) -> pd.DataFrame:
     """The kernels of one profiled iteration, in launch order: Memcpy/Memset operations are not kernels."""
-    if iteration is None or iteration == _representative(run):
+    if iteration is None or iteration == run.representative_iteration:
         return _representative_kernels(run).copy(deep=False)
     return _kernels_of(iteration_rows(run, iteration))
-
-
-def _representative(run: ModeRun) -> int:
-    return run.summary.representative_iteration if run.summary else 0
 
 
 @derived
 def _representative_rows(run: ModeRun) -> pd.DataFrame:
     """The representative iteration's rows, made once per run: most views and analyses of a run start here."""
-    return one_iteration(run.kernel_frame(), _representative(run))
+    return one_iteration(run.kernel_frame(), run.representative_iteration)
 
 
 @derived
@@ -57,7 +53,7 @@ def kernel_table(run: ModeRun, all_iterations: bool = False) -> pd.DataFrame:
     says a plain trace's `source_lines` too)."""
     frame = run.kernel_frame().assign(origin=kernel_origins(run))
     if not all_iterations:
-        frame = one_iteration(frame, _representative(run))
+        frame = one_iteration(frame, run.representative_iteration)
     shown = frame.assign(fused_ops=frame.fused_ops.map(lambda ops: ", ".join(ops)))
     return shown[[c for c in KERNEL_COLUMNS if c not in ("short_name", "source_lines")] + ["origin"]]
 

@@ -330,7 +330,7 @@ def of_iteration(run: ModeRun, values: list[Any], iteration: int | None = None) 
     """The values of one iteration's kernel records, in launch order (records are stored in iteration and start
     order, as `kernel_tables.one_iteration` sorts them), memory operations left out."""
     if iteration is None:
-        iteration = run.summary.representative_iteration if run.summary else 0
+        iteration = run.representative_iteration
     picked = [(row.start_us, v) for row, v in zip(run.kernels, values, strict=True)
               if row.iteration == iteration and row.kernel_class != MEMORY_CLASS]
     return [v for _, v in sorted(picked, key=lambda p: p[0])]

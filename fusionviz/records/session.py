@@ -379,6 +379,11 @@ class ModeRun(Record):
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def representative_iteration(self) -> int:
+        """The iteration of median span that views draw (`TraceSummary`); 0 for a run without a summary."""
+        return self.summary.representative_iteration if self.summary else 0
+
     def kernel_frame(self) -> pd.DataFrame:
         """The kernel table (columns documented in `kernels.KERNEL_COLUMNS`)."""
         return kernel_frame(self.kernels)
