@@ -16,6 +16,6 @@ def to_the_end(at: AppTest, timeout_s: float = 600.0) -> AppTest:
     deadline = time.monotonic() + timeout_s
     while "pending_lab" in at.session_state:
         assert time.monotonic() < deadline, "the lab's run did not end"
-        time.sleep(POLL_S)
+        at.session_state["pending_lab"].ticket.wait(POLL_S)  # at once when it ends, else to draw its progress
         at.run()
     return at

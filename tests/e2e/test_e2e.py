@@ -18,7 +18,17 @@ import ui.web.selectors as ST
 from fusionviz.charts.registry import VIEWS
 from fusionviz.records.session import Session
 from fusionviz.records.talk import load_talk
-from tests.e2e.pages import CHART_DRAWN, ELEMENTS_LOADED, RUN_TIMEOUT_MS, SLIDE, VIEWPORT, no_exceptions, settle
+from tests.e2e.pages import (
+    CHART_DRAWN,
+    ELEMENTS_LOADED,
+    RUN_TIMEOUT_MS,
+    SLIDE,
+    VIEWPORT,
+    no_exceptions,
+    open_page,
+    settle,
+    wait_for_charts,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENTED_LAB = ST.keyed("fv_present_lab")  # the lab's presentation, on the page at the desk too, hidden
@@ -43,13 +53,6 @@ def choose(page: Page, box: Locator, option: str) -> None:
             page.keyboard.press("Escape")
             settle(page)
     settle(page)
-
-
-def wait_for_charts(page: Page, count: int) -> None:
-    """Wait until `count` Plotly charts have drawn (Streamlit shows placeholders first)."""
-    page.wait_for_function(
-        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}", timeout=60_000)
-    page.wait_for_timeout(800)
 
 
 def click_kernel_bar(page: Page, kernel_class: str) -> None:
@@ -81,7 +84,7 @@ def test_a_first_visit_draws_the_first_chart_then_the_rest_of_the_lab(server: st
     """The browser's first run of the lab draws its top; the rest, the measuring widgets with it, follows,
     unasked, once that is on screen; plotly.js, named in the page's head, is fetched once; and the
     presentation's chart is drawn ahead."""
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "fusionviz-plotly-" in r.url else None)
     page.goto(server)
@@ -118,7 +121,7 @@ PLOTS_BELOW = ("[...document.querySelectorAll('.fusionviz-plot')].filter(p => p.
 def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: str, browser: Browser) -> None:
     """The charts under the window wait for the page's idle time after a switch (ui/plotly_view.js), and come
     then, with nobody scrolling to them."""
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(server)
     page.get_by_text("Kernels and generated code").wait_for(timeout=120_000)
     settle(page)
@@ -135,7 +138,7 @@ def test_a_session_switch_draws_the_charts_below_the_window_unscrolled(server: s
 
 
 def test_lab_live_run_timeline_and_kernel_source(server: str, browser: Browser, shots: Path) -> None:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(server)
     page.get_by_text("Source of data: Recorded library").wait_for(timeout=120_000)
     settle(page)
@@ -189,7 +192,7 @@ def test_trace_explorer_compares_session_and_trace(server: str, browser: Browser
                                                    ln_gelu_session: Session, tmp_path: Path) -> None:
     trace = tmp_path / "default.pt.trace.json"
     trace.write_bytes(ln_gelu_session.run("default").chrome_trace())
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(f"{server}/Trace_explorer")
     page.get_by_text("Per-kernel statistics", exact=True).wait_for(timeout=60_000)
     page.get_by_text("Compare with a second file").click()
@@ -214,7 +217,7 @@ TIMELINE_TITLE_PX = """() => parseFloat([...document.querySelectorAll('.js-plotl
 def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browser, shots: Path) -> None:
     """Its toggle restyles the page where it is: the timeline redrawn at its presentation size, the long tables
     hidden, the sidebar folded one click away; and back, the page as it was."""
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(f"{server}/Trace_explorer")
     statistics = page.get_by_text("Per-kernel statistics", exact=True)
     statistics.wait_for(timeout=60_000)
@@ -242,7 +245,7 @@ def test_the_trace_explorer_presents_in_the_browser(server: str, browser: Browse
 
 
 def test_methodology_page(server: str, browser: Browser, shots: Path) -> None:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(f"{server}/Methodology")
     page.get_by_role("button", name="Measure both ways").click()
     # the recorded session's chart is on the page from the start: wait for this machine's measurement instead
@@ -257,7 +260,7 @@ def test_methodology_page(server: str, browser: Browser, shots: Path) -> None:
 
 
 def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: Browser, shots: Path) -> None:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(f"{server}/Dynamic_shapes")
     page.get_by_text("You are looking at").wait_for(timeout=60_000)
     settle(page)
@@ -270,7 +273,7 @@ def test_dynamic_shapes_page_shows_the_shipped_gpu_sweep(server: str, browser: B
 
 
 def test_presentation_mode_shows_one_large_chart(server: str, browser: Browser, shots: Path) -> None:
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(server)
     page.get_by_text("Source of data: Recorded library").wait_for(timeout=120_000)
     settle(page)
@@ -303,7 +306,7 @@ PRESENTED_VIEW = f"""() => {{
 def test_the_presentation_switches_views_in_the_browser(server: str, browser: Browser) -> None:
     """A click on the presentation's view picker draws the view and its caption without the server: they are
     on screen with every message from the browser to the server held back from the click on."""
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     held, fetched = [False], []
 
     def hold(ws: Any) -> None:
@@ -369,7 +372,7 @@ def test_the_default_talk_steps_through_every_scene_on_a_1920_by_1080_screen(ser
     each fits the screen with nothing below the fold, draws its chart, and is kept as a screenshot."""
     scenes = load_talk(ROOT / "talks" / "fusion_story.toml", views=VIEWS).scenes
     n = len(scenes)
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(f"{server}/Story")
     page.get_by_text(f"1 / {n}").wait_for(timeout=120_000)
     for i, scene in enumerate(scenes, start=1):

@@ -9,7 +9,7 @@ import psutil
 from playwright.sync_api import Browser
 
 from tests.e2e.conftest import Served
-from tests.e2e.pages import CHART_DRAWN, SLIDE
+from tests.e2e.pages import CHART_DRAWN, SLIDE, open_page
 from tests.servers import measuring_workers
 
 # What a worker may have used when the chart is seen: one started as the browser reports its paint has had a
@@ -24,7 +24,7 @@ def cpu_s(process: psutil.Process) -> float:
 
 def test_the_worker_starts_once_the_first_chart_is_drawn(served: Served, browser: Browser) -> None:
     assert not measuring_workers(served.process.pid)
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(served.url)
     page.wait_for_function(f"() => {CHART_DRAWN}", timeout=120_000, polling="raf")
     used = {w.pid: cpu_s(w) for w in measuring_workers(served.process.pid)}

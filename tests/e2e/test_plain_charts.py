@@ -12,7 +12,7 @@ from playwright.sync_api import Browser
 
 import ui.web.selectors as ST
 from tests.e2e.conftest import Served, serve
-from tests.e2e.pages import VIEWPORT, no_exceptions, settle
+from tests.e2e.pages import VIEWPORT, no_exceptions, open_page, settle
 from ui.web.switch import ENV
 
 # Each page, and the charts it draws of the recorded library on opening: the lab's verdict, metrics, timeline and
@@ -30,7 +30,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.mark.parametrize("path", list(PAGES), ids=lambda p: p or "Fusion_lab")
 def test_every_page_draws_its_charts_as_plain_plotly_charts(server: str, browser: Browser, shots: Path,
                                                               path: str) -> None:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url))
     page.goto(f"{server}/{path}")

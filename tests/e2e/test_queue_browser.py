@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 import ui.web.selectors as ST
-from tests.e2e.pages import RUN_TIMEOUT_MS, VIEWPORT, settle
+from tests.e2e.pages import RUN_TIMEOUT_MS, VIEWPORT, open_page, settle
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -23,7 +23,7 @@ def empty_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def lab(browser: Browser, server: str) -> Page:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(server)
     page.get_by_role("button", name="Run the small CPU example").wait_for(timeout=120_000)
     settle(page)

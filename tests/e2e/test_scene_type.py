@@ -19,7 +19,7 @@ from fusionviz.charts.export import CHROMIUM, HEADLINE_PX, TICK_PX
 from fusionviz.charts.registry import VIEWS
 from fusionviz.cli import main
 from fusionviz.records.talk import load_talk
-from tests.e2e.pages import SLIDE, settle
+from tests.e2e.pages import SLIDE, charts_still, open_page, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 TALK = load_talk(ROOT / "talks" / "fusion_story.toml", views=VIEWS)
@@ -50,7 +50,7 @@ def scene_on_screen(page: Page, number: int) -> dict[str, Any]:
     page.get_by_text(title, exact=False).first.wait_for(timeout=120_000)
     settle(page)
     page.wait_for_function(f"({MEASURE})() !== null", timeout=60_000)
-    page.wait_for_timeout(300)  # the plot's text is laid out a frame after it is drawn
+    charts_still(page)  # the plot's text is laid out a frame after it is drawn
     found: dict[str, Any] = page.evaluate(MEASURE)
     return found
 
@@ -83,7 +83,7 @@ def problems(number: int, scene: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("sidebar", ["folded", "open"])
 def test_every_scene_of_the_talk_is_legible_at_1920_by_1080(server: str, browser: Browser, sidebar: str) -> None:
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(f"{server}/Story")
     scene_on_screen(page, 1)
     if sidebar == "open":

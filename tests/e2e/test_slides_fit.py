@@ -16,14 +16,14 @@ from playwright.sync_api import Browser
 
 import ui.web.selectors as ST
 from fusionviz.charts.style import EDGE_PX
-from tests.e2e.pages import SLIDE, VIEWPORT, settle
+from tests.e2e.pages import SLIDE, VIEWPORT, open_page, settle
 
 CAMERA = '[data-title="Download plot as a PNG"]'
 
 
 def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: str, browser: Browser,
                                                                         tmp_path: Path) -> None:
-    page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page = open_page(browser, VIEWPORT, accept_downloads=True)
     page.goto(server)
     # the page's top comes first and its rest (the timeline) once the browser has painted it: between the two
     # runs nothing runs, and `settle` alone once returned there (CI, a loaded machine)
@@ -54,12 +54,12 @@ def test_the_camera_png_leaves_an_edge_around_the_labels_and_the_title(server: s
 
 
 def test_the_story_caption_is_whole_with_the_sidebar_open(server: str, browser: Browser) -> None:
-    page = browser.new_page(viewport=SLIDE)
+    page = open_page(browser, SLIDE)
     page.goto(f"{server}/Story")
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     settle(page)
     page.locator(ST.SIDEBAR_OPEN).first.click()
-    page.wait_for_timeout(1_000)
+    page.wait_for_function(f"document.querySelector({ST.SIDEBAR!r}).getBoundingClientRect().right > 200")
     for number in range(2, 16):  # to the graph break scene (15), whose legend wraps to two rows
         page.locator(f"{ST.keyed('story_next')} button").click()
         # each click's scene on screen before the next: under a load of 14 on 2 cores a click made while the

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from fusionviz.charts.timeline import CLICK_KERNELS, DETAIL_KERNELS
-from tests.e2e.pages import VIEWPORT, no_exceptions, settle
+from tests.e2e.pages import VIEWPORT, no_exceptions, open_page, settle
 from tests.synthetic import encoded, gpu_trace
 
 KERNELS = DETAIL_KERNELS + 2_000  # one iteration: more kernels than the detailed view draws, so it starts as slices
@@ -64,7 +64,7 @@ def timelines(page: Page) -> int:
 
 
 def test_a_box_narrows_a_large_timeline_until_each_kernel_can_be_clicked(server: str, browser: Browser) -> None:
-    page = browser.new_page(viewport=VIEWPORT)
+    page = open_page(browser, VIEWPORT)
     page.goto(f"{server}/Trace_explorer")
     page.get_by_text("slices of time").wait_for(timeout=120_000)
     page.wait_for_function(TIMELINE_DRAWN, timeout=60_000)  # plotly.js is read once, after the page's text
