@@ -8,10 +8,14 @@ the file name (`rank3`, `rank-3`, `worker3`…, else the last number in it). No 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
 import re
+import sys
+import types
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -125,7 +129,24 @@ def _map(task: Any, items: list[Any], processes: int | None) -> list[tuple[Any, 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["fusionviz.records.job"])
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return [_RESULT.decode(encoded) for encoded in pool.map(partial(_encoded, task), items)]
+        with _no_main_file():  # the processes start as the tasks are handed out, all of them here
+            encoded = pool.map(partial(_encoded, task), items)
+        return [_RESULT.decode(one) for one in encoded]
+
+
+@contextlib.contextmanager
+def _no_main_file() -> Iterator[None]:
+    """A `__main__` without a file while a pool starts its processes. multiprocessing runs the parent's main file
+    again in each child (as `__mp_main__`), and under Streamlit that file is the page being run (its script runner
+    installs each run's script as `__main__`): each child of the Trace explorer ran the whole page first (a 2-rank
+    job read in 5.7 s, not 0.3 s), or died where the file was gone (AppTest's temporary script)."""
+    main = sys.modules["__main__"]
+    stand_in = sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is stand_in:  # else another session's run has installed its script since
+            sys.modules["__main__"] = main
 
 
 def _encoded(task: Any, item: Any) -> bytes:

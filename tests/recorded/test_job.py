@@ -9,6 +9,8 @@ import gzip
 import itertools
 import json
 import statistics
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +159,20 @@ def test_a_gloo_job_over_cuda_tensors_on_one_gpu_is_read_and_said_so() -> None:
         assert found.kernels_per_step == pytest.approx(kernels / steps)
         assert found.communication_us > found.compute_us > 0  # gloo through the host dwarfs the small GEMMs
     assert "of a gloo job over CUDA tensors" in callouts(job)[0]
+
+
+def test_a_pool_reading_a_job_under_streamlit_never_runs_the_page_again(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit installs each run's script as `__main__`; multiprocessing runs the parent's main file again in
+    each child. A page that reads a job starts no copy of itself: none of the pool's processes runs the script,
+    which notes each run of it, and `__main__` is the script's again afterwards."""
+    runs = tmp_path / "runs.txt"
+    page = tmp_path / "page.py"
+    page.write_text(f"import os\nwith open({str(runs)!r}, 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\n")
+    script = types.ModuleType("__main__")
+    script.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    job = read_job([DATA / "ddp_gloo_eager"], processes=2)
+    assert [r.rank for r in job.ranks] == [0, 1]
+    assert not runs.exists(), f"the pool's processes ran the page: {runs.read_text()}"
+    assert sys.modules["__main__"] is script
